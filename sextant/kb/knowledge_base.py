@@ -1,0 +1,315 @@
+"""Orchestration: ingest, search, list, read and forget, over one store and its BM25 index."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from sextant.kb.chunking import Chunk, ChunkingConfig, chunk_document
+from sextant.kb.documents import LoadedDocument
+from sextant.kb.embeddings import Embedder
+from sextant.kb.lexical import LexicalIndex
+from sextant.kb.rerank import Reranker
+from sextant.kb.results import (
+    DetailLevel,
+    DocumentInfo,
+    IngestOutcome,
+    RerankerInfo,
+    SearchMode,
+    SearchResult,
+    Stats,
+)
+from sextant.kb.search import Searcher
+from sextant.kb.store import ChunkBatch, ChunkStore, DocumentRecord, StoredChunk
+from sextant.settings import KbSettings
+
+log = logging.getLogger(__name__)
+
+# Bump when chunk boundaries change for the same settings, so unchanged files are re-chunked.
+CHUNKER_VERSION = 1
+DOC_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+EMBED_BATCH = 32
+
+Progress = Callable[[int, int, str], None]
+"""``progress(done, total, message)``: called as a document's chunks are embedded."""
+
+
+class KnowledgeBaseError(Exception):
+    """A request the knowledge base refuses; the message says what to change."""
+
+
+def document_id_for(path: Path) -> str:
+    """The id a file gets when ingested: its name without the suffix, made URI-safe."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", path.stem).strip("-.") or "document"
+    return stem[:128]
+
+
+def validate_document_id(doc_id: str) -> str:
+    """Raises KnowledgeBaseError unless ``doc_id`` is 1-128 URI-safe characters."""
+    if not DOC_ID.match(doc_id):
+        raise KnowledgeBaseError(
+            f"invalid document id {doc_id!r}: use 1-128 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return doc_id
+
+
+class KnowledgeBase:
+    """One knowledge base: its embedder, store, BM25 index and reranker."""
+
+    def __init__(
+        self,
+        settings: KbSettings,
+        embedder: Embedder,
+        store: ChunkStore,
+        lexical: LexicalIndex,
+        reranker: Reranker,
+    ) -> None:
+        self.settings = settings
+        self.embedder = embedder
+        self.store = store
+        self.lexical = lexical
+        self.reranker = reranker
+        self.chunking = ChunkingConfig(target=settings.chunk_tokens)
+        self.searcher = Searcher(embedder, store, lexical, reranker, max_per_document=settings.max_per_document)
+        # One writer at a time: the store and the BM25 index must change together.
+        self._write_lock = threading.Lock()
+        self._sync_lexical()
+
+    @classmethod
+    def open(cls, settings: KbSettings, *, embedder: Embedder | None = None) -> KnowledgeBase:
+        """Load the models and open the store named by ``settings``.
+
+        Raises:
+            KnowledgeBaseError: the chunk size does not fit the embedder's window.
+            StoreError: the store cannot be opened or was built with another embedder.
+        """
+        embedder = embedder or Embedder(settings.embedder, threads=settings.threads)
+        if settings.chunk_tokens > embedder.max_tokens:
+            raise KnowledgeBaseError(
+                f"SEXTANT_CHUNK_TOKENS={settings.chunk_tokens} exceeds the window of embedder "
+                f"{embedder.name!r} ({embedder.max_tokens} tokens); choose {embedder.max_tokens} or fewer"
+            )
+        store = ChunkStore.open(
+            path=settings.store_dir(), url=settings.chroma_url, embedder=embedder.name, dim=embedder.dim
+        )
+        store.repair()
+        lexical = LexicalIndex.open(_lexical_dir(settings))
+        return cls(settings, embedder, store, lexical, Reranker(settings.reranker, threads=settings.threads))
+
+    # --- writing --------------------------------------------------------------------------
+
+    def ingest(
+        self,
+        doc_id: str,
+        doc: LoadedDocument,
+        *,
+        source: str = "",
+        category: str = "",
+        progress: Progress | None = None,
+    ) -> IngestOutcome:
+        """Chunk, embed and store one document, replacing any earlier version with that id.
+
+        Raises:
+            KnowledgeBaseError: the id is invalid or the document has no text.
+            StoreError: the store refused the write; the earlier version is intact.
+        """
+        validate_document_id(doc_id)
+        if not doc.text.strip():
+            raise KnowledgeBaseError(f"{doc_id}: the document has no text to index")
+        content_hash = self._content_hash(doc, source, category)
+        previous = self.store.get_document(doc_id)
+        if previous is not None and previous.content_hash == content_hash:
+            return IngestOutcome(id=doc_id, status="unchanged", chunks=previous.chunk_count, pages=len(doc.pages))
+
+        chunks = chunk_document(doc, self.embedder, self.chunking)
+        vectors = []
+        for lo in range(0, len(chunks), EMBED_BATCH):
+            vectors.append(self.embedder.embed([c.text for c in chunks[lo : lo + EMBED_BATCH]]))
+            if progress:
+                progress(min(lo + EMBED_BATCH, len(chunks)), len(chunks), f"embedding {doc_id}")
+        record = DocumentRecord(
+            id=doc_id,
+            title=doc.title,
+            source=source,
+            category=category,
+            content_hash=content_hash,
+            chunk_count=len(chunks),
+            chars=len(doc.text),
+            about=_about(doc),
+            ingested_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            text=doc.text,
+            pages=doc.pages,
+            sections=doc.sections,
+        )
+        batch = ChunkBatch(
+            texts=[c.text for c in chunks],
+            metas=[_chunk_meta(record, c) for c in chunks],
+            vectors=np.concatenate(vectors) if vectors else np.zeros((0, self.embedder.dim), np.float32),
+        )
+        with self._write_lock:
+            generation = self.store.write_document(record, batch)
+            self.lexical.remove(previous.chunk_ids() if previous else [])
+            self.lexical.add(record.chunk_ids(), batch.texts)
+            self.lexical.save(generation=generation)
+        status = "replaced" if previous is not None else "added"
+        return IngestOutcome(id=doc_id, status=status, chunks=len(chunks), pages=len(doc.pages))
+
+    def forget(self, doc_id: str) -> int:
+        """Remove a document and its chunks from the store and the BM25 index; returns chunks removed.
+
+        Raises:
+            KnowledgeBaseError: there is no document with that id.
+        """
+        with self._write_lock:
+            if self.store.get_document(doc_id) is None:
+                raise KnowledgeBaseError(f"no document with id {doc_id!r}; `sextant-forget --list` shows the ids")
+            removed = self.store.delete_document(doc_id)
+            self.lexical.remove(removed)
+            self.lexical.save(generation=self.store.generation)
+        return len(removed)
+
+    def _content_hash(self, doc: LoadedDocument, source: str, category: str) -> str:
+        spans = json.dumps([[asdict(s) for s in group] for group in (doc.pages, doc.sections, doc.tables)])
+        key = json.dumps(
+            [doc.text, doc.title, source, category, spans, self.chunking.target, self.embedder.name, CHUNKER_VERSION]
+        )
+        return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+    def _sync_lexical(self) -> None:
+        """Rebuild the BM25 cache from the store when it is missing or behind (another writer, a crash)."""
+        if self.lexical.generation == self.store.generation and len(self.lexical) == self.store.chunk_count():
+            return
+        log.info("rebuilding the BM25 index from the store (%d chunks)", self.store.chunk_count())
+        self.lexical.clear()
+        for ids, texts in self.store.iter_chunks():
+            self.lexical.add(ids, texts)
+        self.lexical.save(generation=self.store.generation)
+
+    # --- reading --------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        doc_ids: Sequence[str] | None = None,
+        detail: DetailLevel = "snippets",
+        mode: SearchMode = "hybrid",
+        abstain: bool = True,
+    ) -> SearchResult:
+        """See ``Searcher.search``."""
+        if not query.strip():
+            raise KnowledgeBaseError("the query is empty; ask a question or give keywords")
+        return self.searcher.search(query, k, doc_ids=doc_ids, detail=detail, mode=mode, abstain=abstain)
+
+    def documents(self) -> list[DocumentInfo]:
+        return [_info(r) for r in self.store.list_documents()]
+
+    def document(self, doc_id: str) -> DocumentRecord:
+        """A document with its full text.
+
+        Raises:
+            KnowledgeBaseError: no such document.
+        """
+        record = self.store.get_document(doc_id, with_text=True)
+        if record is None:
+            raise KnowledgeBaseError(f"no document with id {doc_id!r}; kb_list shows the ids")
+        return record
+
+    def page_text(self, doc_id: str, number: int) -> str:
+        """The text of physical page ``number`` (1-based) of a document.
+
+        Raises:
+            KnowledgeBaseError: no such document or page.
+        """
+        record = self.document(doc_id)
+        for page in record.pages:
+            if page.number == number:
+                return record.text[page.start : page.end]
+        raise KnowledgeBaseError(f"{doc_id!r} has no page {number} (it has {len(record.pages)} pages)")
+
+    def chunk(self, chunk_id: str) -> StoredChunk:
+        """One chunk by id.
+
+        Raises:
+            KnowledgeBaseError: no such chunk (it may belong to a replaced version).
+        """
+        found = self.store.get_chunks([chunk_id])
+        if not found:
+            raise KnowledgeBaseError(f"no chunk with id {chunk_id!r}; it may belong to a replaced document")
+        return found[0]
+
+    def stats(self) -> Stats:
+        state = self.reranker.state
+        return Stats(
+            documents=self.store.document_count(),
+            chunks=self.store.chunk_count(),
+            embedder=self.embedder.name,
+            dimension=self.embedder.dim,
+            chunk_tokens=self.chunking.target,
+            max_per_document=self.settings.max_per_document,
+            reranker=RerankerInfo(name=state.name, active=state.active, detail=state.detail),
+            store=self.settings.chroma_url or str(self.settings.store_dir()),
+            lexical_chunks=len(self.lexical),
+        )
+
+
+def _lexical_dir(settings: KbSettings) -> Path:
+    if settings.chroma_url:
+        # A server's BM25 cache is kept per server URL on this machine.
+        tag = hashlib.sha256(settings.chroma_url.encode()).hexdigest()[:12]
+        return settings.store_dir() / f"bm25-{tag}"
+    return settings.store_dir() / "bm25"
+
+
+def _chunk_meta(record: DocumentRecord, chunk: Chunk) -> dict[str, str | int]:
+    meta: dict[str, str | int] = {
+        "doc_id": record.id,
+        "title": record.title,
+        "source": record.source,
+        "category": record.category,
+        "index": chunk.index,
+        "start": chunk.start,
+        "end": chunk.end,
+        "kind": chunk.kind,
+        "prefix_chars": len(chunk.prefix),
+        "section": chunk.section,
+        "pages": ",".join(str(p) for p in chunk.pages),
+        "rows": ",".join(str(r) for r in chunk.rows),
+    }
+    if chunk.page is not None:
+        meta["page"] = chunk.page.number
+        meta["page_label"] = chunk.page.label
+    return meta
+
+
+def _about(doc: LoadedDocument, limit: int = 280) -> str:
+    opening = " ".join(doc.text[:600].split())
+    headings = [s.title for s in doc.sections[:6] if s.title and s.title != doc.title]
+    about = opening[: limit - 2].rsplit(" ", 1)[0] + "…" if len(opening) > limit else opening
+    return about + (f" Sections: {'; '.join(headings)}." if headings else "")
+
+
+def _info(record: DocumentRecord) -> DocumentInfo:
+    return DocumentInfo(
+        id=record.id,
+        title=record.title,
+        source=record.source,
+        category=record.category,
+        chunks=record.chunk_count,
+        chars=record.chars,
+        pages=len(record.pages),
+        about=record.about,
+        ingested_at=record.ingested_at,
+        uri=f"kb://documents/{record.id}",
+    )

@@ -1,0 +1,109 @@
+"""The typed results the knowledge base returns; the MCP tools publish them as output schemas."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+DetailLevel = Literal["ids", "snippets", "full"]
+SearchMode = Literal["hybrid", "dense", "lexical", "rrf", "rerank"]
+ScoredBy = Literal["rerank", "rrf", "dense", "lexical"]
+
+
+class Scores(BaseModel):
+    """Each score that placed a hit; None where that stage did not see it."""
+
+    dense: float | None = Field(None, description="Cosine similarity of query and chunk vectors.")
+    bm25: float | None = Field(None, description="BM25 score (Lucene variant).")
+    bm25_rank: int | None = Field(None, description="1-based rank in the BM25 list.")
+    dense_rank: int | None = Field(None, description="1-based rank in the dense list.")
+    fused: float | None = Field(None, description="Reciprocal-rank-fusion score.")
+    rerank: float | None = Field(None, description="Cross-encoder relevance probability.")
+
+
+class Hit(BaseModel):
+    """One retrieved passage with everything needed to cite it."""
+
+    rank: int
+    chunk_id: str
+    document_id: str
+    title: str
+    source: str
+    page: int | None = Field(None, description="Physical page number (1-based) where the passage starts.")
+    page_label: str | None = Field(None, description="The page label printed on that page (e.g. 'iv', '12').")
+    pages: list[int] = Field(default_factory=list, description="Every physical page the passage touches.")
+    section: str | None = None
+    kind: Literal["text", "table"] = "text"
+    table_rows: list[int] = Field(default_factory=list, description="Table body rows (0-based) in the passage.")
+    start: int = Field(description="Start of the passage in the document text (characters).")
+    end: int = Field(description="End of the passage in the document text (exclusive).")
+    text: str | None = Field(None, description="The passage (or a snippet of it), per the detail level.")
+    scored_by: ScoredBy
+    scores: Scores
+    matched_terms: list[str] = Field(default_factory=list, description="Query words found in the passage.")
+    uri: str = Field(description="kb:// resource of the cited page (or document) for reading more.")
+
+
+class SearchResult(BaseModel):
+    """Ranked passages for a query, or an abstention when nothing in the corpus answers it."""
+
+    query: str
+    hits: list[Hit]
+    abstained: bool = Field(description="True when no passage is relevant enough to cite.")
+    reason: str = Field(description="Why these hits, or why none.")
+    mode: str
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+
+
+class DocumentInfo(BaseModel):
+    """One document in the knowledge base."""
+
+    id: str
+    title: str
+    source: str
+    category: str
+    chunks: int
+    chars: int
+    pages: int
+    about: str = Field(description="The opening of the document and its first headings.")
+    ingested_at: str
+    uri: str
+
+
+class DocumentList(BaseModel):
+    documents: list[DocumentInfo]
+
+
+class IngestOutcome(BaseModel):
+    """What happened to one document."""
+
+    id: str
+    status: Literal["added", "replaced", "unchanged", "refused"]
+    chunks: int = 0
+    pages: int = 0
+    reason: str = ""
+
+
+class IngestReport(BaseModel):
+    results: list[IngestOutcome]
+
+
+class RerankerInfo(BaseModel):
+    name: str | None
+    active: bool
+    detail: str
+
+
+class Stats(BaseModel):
+    """Counts and configuration of the knowledge base."""
+
+    documents: int
+    chunks: int
+    embedder: str
+    dimension: int
+    chunk_tokens: int
+    max_per_document: int
+    reranker: RerankerInfo
+    store: str = Field(description="Store folder, or the Chroma server URL.")
+    lexical_chunks: int = Field(description="Chunks in the BM25 index (equals `chunks` when in sync).")

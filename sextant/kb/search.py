@@ -1,0 +1,235 @@
+"""The retrieval pipeline: dense and BM25 candidates, fused by rank, optionally reranked, capped, cut.
+
+Stages (each timed): embed the query; dense top-``depth`` from the store; BM25 top-``depth``;
+reciprocal rank fusion; cosine for every candidate (so the cap and abstention judge relevance, not
+rank); cross-encoder rescoring when one is loaded; the per-document cap; abstention; cut to k.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sextant.kb.abstention import AbstentionRule
+from sextant.kb.embeddings import Embedder
+from sextant.kb.fusion import cap_per_document, reciprocal_rank_fusion
+from sextant.kb.lexical import LexicalHit, LexicalIndex, matched_terms
+from sextant.kb.rerank import Reranker
+from sextant.kb.results import DetailLevel, Hit, ScoredBy, Scores, SearchMode, SearchResult
+from sextant.kb.store import ChunkStore, StoredChunk
+
+SNIPPET_CHARS = 320
+
+
+@dataclass(slots=True)
+class _Candidate:
+    chunk: StoredChunk
+    scores: Scores = field(default_factory=Scores)
+
+    @property
+    def doc_id(self) -> str:
+        return self.chunk.doc_id
+
+    def relevance(self) -> float:
+        value = self.scores.rerank if self.scores.rerank is not None else self.scores.dense
+        return float(value or 0.0)
+
+
+class Searcher:
+    """Runs queries against one store, its BM25 index and (optionally) a reranker."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        store: ChunkStore,
+        lexical: LexicalIndex,
+        reranker: Reranker,
+        *,
+        max_per_document: int,
+        depth: int = 30,
+        rule: AbstentionRule | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self.store = store
+        self.lexical = lexical
+        self.reranker = reranker
+        self.max_per_document = max_per_document
+        self.depth = depth
+        self.rule = rule or AbstentionRule()
+
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        doc_ids: Sequence[str] | None = None,
+        detail: DetailLevel = "snippets",
+        mode: SearchMode = "hybrid",
+        abstain: bool = True,
+    ) -> SearchResult:
+        """Rank passages for ``query``.
+
+        Raises:
+            ValueError: ``mode`` is ``rerank`` but no cross-encoder is loaded.
+        """
+        if mode == "rerank" and not self.reranker.active:
+            raise ValueError(f"mode 'rerank' needs a cross-encoder: {self.reranker.state.detail}")
+        timings: dict[str, float] = {}
+        clock = _Clock(timings)
+        q = self.embedder.embed([query])[0]
+        clock.lap("embed")
+
+        dense = self.store.query(q, self.depth, doc_ids) if mode != "lexical" else []
+        clock.lap("dense")
+        allowed = self._allowed_chunks(doc_ids)
+        lexical = self.lexical.search(query, self.depth, allowed_ids=allowed) if mode != "dense" else []
+        clock.lap("lexical")
+
+        ranking = reciprocal_rank_fusion([[i for i, _ in dense], [h.id for h in lexical]])
+        clock.lap("fuse")
+        chunks = {c.id: c for c in self.store.get_chunks([i for i, _ in ranking], vectors=True)}
+        clock.lap("fetch")
+        candidates = self._score(q, ranking, chunks, dense, lexical)
+        clock.lap("cosine")
+
+        scored_by: ScoredBy = {"dense": "dense", "lexical": "lexical"}.get(mode, "rrf")  # type: ignore[assignment]
+        if mode in ("hybrid", "rerank") and self.reranker.active and candidates:
+            self._rerank(query, candidates)
+            candidates.sort(key=lambda c: -(c.scores.rerank or 0.0))
+            scored_by = "rerank"
+        clock.lap("rerank")
+
+        capped = cap_per_document(
+            candidates,
+            document=lambda c: c.doc_id,
+            relevance=_Candidate.relevance,
+            limit=self.max_per_document,
+            k=k,
+        )
+        best_dense = max((c.scores.dense or 0.0 for c in candidates), default=0.0)
+        terms = [matched_terms(query, c.chunk.text) for c in capped]
+        abstained, reason = self.rule.decide(best_dense, len({t for ts in terms for t in ts}))
+        if not candidates:
+            abstained, reason = True, "abstained: nothing in the knowledge base matches this query"
+        hits = (
+            []
+            if (abstained and abstain)
+            else [_hit(rank, c, t, scored_by, detail) for rank, (c, t) in enumerate(zip(capped, terms, strict=True), 1)]
+        )
+        clock.lap("finish")
+        timings["total"] = sum(timings.values())
+        return SearchResult(query=query, hits=hits, abstained=abstained, reason=reason, mode=mode, timings_ms=timings)
+
+    def _allowed_chunks(self, doc_ids: Sequence[str] | None) -> set[str] | None:
+        if not doc_ids:
+            return None
+        allowed: set[str] = set()
+        for doc_id in doc_ids:
+            record = self.store.get_document(doc_id)
+            if record is not None:
+                allowed.update(record.chunk_ids())
+        return allowed
+
+    @staticmethod
+    def _score(
+        q: np.ndarray,
+        ranking: list[tuple[str, float]],
+        chunks: dict[str, StoredChunk],
+        dense: list[tuple[str, float]],
+        lexical: Sequence[LexicalHit],
+    ) -> list[_Candidate]:
+        dense_rank = {cid: r for r, (cid, _) in enumerate(dense, 1)}
+        bm25 = {h.id: h for h in lexical}
+        out: list[_Candidate] = []
+        for cid, fused in ranking:
+            chunk = chunks.get(cid)
+            if chunk is None or chunk.vector is None:
+                continue  # removed between the two reads; nothing to cite
+            hit = bm25.get(cid)
+            out.append(
+                _Candidate(
+                    chunk,
+                    Scores(
+                        dense=round(float(chunk.vector @ q), 6),
+                        dense_rank=dense_rank.get(cid),
+                        bm25=round(float(hit.score), 6) if hit else None,
+                        bm25_rank=hit.rank if hit else None,
+                        fused=round(fused, 6),
+                    ),
+                )
+            )
+        return out
+
+    def _rerank(self, query: str, candidates: list[_Candidate]) -> None:
+        probs = self.reranker.score(query, [c.chunk.text for c in candidates])
+        for cand, p in zip(candidates, probs, strict=True):
+            cand.scores.rerank = round(float(p), 6)
+
+
+class _Clock:
+    def __init__(self, into: dict[str, float]) -> None:
+        self._into = into
+        self._last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self._into[stage] = round((now - self._last) * 1000.0, 3)
+        self._last = now
+
+
+def _hit(rank: int, cand: _Candidate, terms: list[str], scored_by: ScoredBy, detail: DetailLevel) -> Hit:
+    meta = cand.chunk.meta
+    page = meta.get("page")
+    doc_id = cand.doc_id
+    return Hit(
+        rank=rank,
+        chunk_id=cand.chunk.id,
+        document_id=doc_id,
+        title=str(meta.get("title", doc_id)),
+        source=str(meta.get("source", "")),
+        page=int(page) if page is not None else None,
+        page_label=str(meta["page_label"]) if meta.get("page_label") is not None else None,
+        pages=[int(p) for p in str(meta.get("pages", "")).split(",") if p],
+        section=str(meta["section"]) or None if meta.get("section") else None,
+        kind="table" if meta.get("kind") == "table" else "text",
+        table_rows=[int(r) for r in str(meta.get("rows", "")).split(",") if r],
+        start=int(meta["start"]),
+        end=int(meta["end"]),
+        text=_text_for(cand.chunk.text, terms, detail),
+        scored_by=scored_by,
+        scores=cand.scores,
+        matched_terms=terms,
+        uri=f"kb://documents/{doc_id}/pages/{int(page)}" if page is not None else f"kb://documents/{doc_id}",
+    )
+
+
+def _text_for(text: str, terms: list[str], detail: DetailLevel) -> str | None:
+    if detail == "ids":
+        return None
+    if detail == "full" or len(text) <= SNIPPET_CHARS:
+        return text
+    return snippet(text, terms)
+
+
+def snippet(text: str, terms: Sequence[str], width: int = SNIPPET_CHARS) -> str:
+    """About ``width`` characters of ``text`` around the first matched term, cut at word boundaries."""
+    hit = None
+    for term in terms:
+        m = re.search(rf"\b{re.escape(term)}", text, flags=re.IGNORECASE)
+        if m and (hit is None or m.start() < hit):
+            hit = m.start()
+    centre = hit if hit is not None else 0
+    lo = max(0, centre - width // 3)
+    hi = min(len(text), lo + width)
+    lo = max(0, hi - width)
+    if lo > 0:
+        space = text.find(" ", lo)
+        lo = space + 1 if 0 <= space < centre else lo
+    if hi < len(text):
+        space = text.rfind(" ", lo, hi)
+        hi = space if space > lo else hi
+    return ("…" if lo > 0 else "") + text[lo:hi].strip() + ("…" if hi < len(text) else "")

@@ -1,0 +1,266 @@
+"""``sextant-kb``: the knowledge base as an MCP server (stdio).
+
+Thin by design: each tool validates its arguments, calls ``KnowledgeBase`` in a worker thread and
+returns a typed result. Errors the model can fix are tool errors (``isError``) with a message that
+says how; there is no delete tool (removal is ``sextant-forget``, run by a person) and no tool
+reads paths from disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Annotated, Any, TypeVar
+
+import anyio
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp_types import CallToolResult, ResourceLink, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from sextant.kb.documents import LoadedDocument, PageSpan
+from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
+from sextant.kb.results import (
+    DetailLevel,
+    DocumentList,
+    IngestOutcome,
+    IngestReport,
+    SearchResult,
+    Stats,
+)
+from sextant.kb.store import StoreError
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+INSTRUCTIONS = (
+    "Sextant's knowledge base: the user's own documents, split into passages that carry page and "
+    "section citations. Call kb_search before answering any question about the documents, cite each "
+    "claim with the hit's title and page label, and say so when kb_search abstains. kb_list shows what "
+    "is in the knowledge base; read kb://documents/{id}/pages/{n} to see a cited page in full."
+)
+
+
+class IngestDocument(BaseModel):
+    """One text document (or one page of it) for ``kb_ingest``."""
+
+    id: str = Field(
+        description="Document id: 1-128 letters, digits, '.', '_' or '-'. Re-using an id replaces that document.",
+        min_length=1,
+        max_length=128,
+    )
+    title: str = Field(description="Human-readable title.", min_length=1, max_length=300)
+    content: str = Field(description="The text (Markdown headings and tables are understood).", min_length=1)
+    source: str = Field(default="", description="Where the text came from (URL, file name).", max_length=2000)
+    page: int | None = Field(
+        default=None,
+        ge=1,
+        description="Page number of this content. Items sharing an id with different pages form one document.",
+    )
+
+
+def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
+    """Build the MCP server over an opened knowledge base (opened first, so bad settings fail fast)."""
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[KnowledgeBase]) -> AsyncIterator[KnowledgeBase]:
+        yield kb
+
+    server: MCPServer[KnowledgeBase] = MCPServer(
+        "sextant-kb", title="Sextant knowledge base", instructions=INSTRUCTIONS, version=_version(), lifespan=lifespan
+    )
+
+    async def call(ctx: Context, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        try:
+            return await anyio.to_thread.run_sync(partial(fn, *args, **kwargs))
+        except (KnowledgeBaseError, ValueError) as exc:
+            raise ToolError(str(exc)) from exc
+
+    def kb_of(ctx: Context) -> KnowledgeBase:
+        kb_: KnowledgeBase = ctx.request_context.lifespan_context
+        return kb_
+
+    @server.tool(
+        title="Search the knowledge base",
+        annotations=ToolAnnotations(
+            read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        ),
+    )
+    async def kb_search(
+        query: Annotated[str, Field(description="The question or keywords.", min_length=1, max_length=2000)],
+        ctx: Context,
+        k: Annotated[int, Field(description="How many passages to return.", ge=1, le=20)] = 5,
+        document_ids: Annotated[
+            list[str] | None,
+            Field(description="Only search these documents (ids from kb_list).", max_length=50),
+        ] = None,
+        detail: Annotated[
+            DetailLevel,
+            Field(description="'ids': citations only; 'snippets': ~300 characters around the match; 'full'."),
+        ] = "snippets",
+    ) -> Annotated[CallToolResult, SearchResult]:
+        """Find the passages that answer a question, ranked, each with its page and section citation.
+
+        Hybrid search: meaning (embeddings) and exact words (BM25), fused. Returns no hits and
+        abstained=true when nothing in the knowledge base is relevant: then say the documents do not
+        answer the question rather than guessing. Cite hits by title and page_label.
+        """
+        result = await call(ctx, kb_of(ctx).search, query, k, doc_ids=document_ids, detail=detail)
+        links = _page_links(result)
+        return CallToolResult(
+            content=[TextContent(type="text", text=result.model_dump_json()), *links],
+            structured_content=result.model_dump(mode="json"),
+        )
+
+    @server.tool(
+        title="List documents",
+        annotations=ToolAnnotations(
+            read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        ),
+    )
+    async def kb_list(ctx: Context) -> DocumentList:
+        """List every document in the knowledge base: id, title, chunk count, size, pages, and what it is about."""
+        return DocumentList(documents=await call(ctx, kb_of(ctx).documents))
+
+    @server.tool(
+        title="Add text documents",
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+        ),
+    )
+    async def kb_ingest(
+        documents: Annotated[
+            list[IngestDocument],
+            Field(description="Documents to add; re-using an id replaces that document.", min_length=1, max_length=100),
+        ],
+        ctx: Context,
+    ) -> IngestReport:
+        """Add text documents to the knowledge base (or replace those with the same id).
+
+        Items sharing an id with different `page` numbers are joined into one paged document.
+        An unchanged document is skipped. Files (PDF, DOCX) are added with the sextant-ingest command.
+        """
+        kb = kb_of(ctx)
+        grouped = _group_pages(documents)
+        results: list[IngestOutcome] = []
+        for n, (doc_id, (loaded, source)) in enumerate(grouped.items()):
+
+            def progress(done: int, total: int, message: str, n: int = n) -> None:
+                anyio.from_thread.run(ctx.report_progress, n + done / max(total, 1), len(grouped), message)
+
+            try:
+                outcome = await anyio.to_thread.run_sync(
+                    partial(kb.ingest, doc_id, loaded, source=source, progress=progress)
+                )
+            except (KnowledgeBaseError, StoreError) as exc:
+                outcome = IngestOutcome(id=doc_id, status="refused", reason=str(exc))
+            results.append(outcome)
+            await ctx.report_progress(n + 1, len(grouped), f"{doc_id}: {outcome.status}")
+        return IngestReport(results=results)
+
+    @server.tool(
+        title="Knowledge-base statistics",
+        annotations=ToolAnnotations(
+            read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        ),
+    )
+    async def kb_stats(ctx: Context) -> Stats:
+        """Counts of documents and chunks, the embedder, whether a reranker is in use, and where the store is."""
+        return await call(ctx, kb_of(ctx).stats)
+
+    @server.resource("kb://documents/{doc_id}", mime_type="text/plain", title="Document text")
+    async def document_resource(doc_id: str, ctx: Context) -> str:
+        """The full text of a document."""
+        return (await _read(kb_of(ctx).document, doc_id)).text
+
+    @server.resource("kb://documents/{doc_id}/pages/{number}", mime_type="text/plain", title="Page text")
+    async def page_resource(doc_id: str, number: int, ctx: Context) -> str:
+        """The text of one page (physical page number, 1-based) of a document."""
+        return await _read(kb_of(ctx).page_text, doc_id, number)
+
+    @server.resource("kb://chunks/{chunk_id}", mime_type="text/plain", title="Passage")
+    async def chunk_resource(chunk_id: str, ctx: Context) -> str:
+        """One passage exactly as it was indexed."""
+        return (await _read(kb_of(ctx).chunk, chunk_id)).text
+
+    @server.prompt(title="Answer from the knowledge base with citations")
+    def answer_with_citations(question: str) -> str:
+        """Answer a question using only the knowledge base, citing page and passage."""
+        return (
+            f"Answer this question using only Sextant's knowledge base: {question}\n\n"
+            "First call kb_search with the question. Number the passages you use [1], [2], … and put the "
+            "number after each claim it supports; end with a list: [n] title, page label, section. If "
+            "kb_search abstains or the passages do not contain the answer, say that the documents do not "
+            "answer it. Never add facts that are not in a passage."
+        )
+
+    @server.prompt(title="Summarise a document")
+    def summarise_document(document_id: str) -> str:
+        """Summarise one document of the knowledge base, with page citations."""
+        return (
+            f"Read kb://documents/{document_id} (or search it with kb_search and document_ids="
+            f'["{document_id}"]) and write a summary of its main points, citing the page label of each.'
+        )
+
+    return server
+
+
+async def _read(fn: Callable[..., T], *args: Any) -> T:
+    try:
+        return await anyio.to_thread.run_sync(fn, *args)
+    except KnowledgeBaseError as exc:
+        raise ResourceNotFoundError(str(exc)) from exc
+
+
+def _page_links(result: SearchResult) -> list[ResourceLink]:
+    seen: dict[str, ResourceLink] = {}
+    for hit in result.hits:
+        if hit.uri not in seen:
+            where = f"page {hit.page_label}" if hit.page_label else "document"
+            seen[hit.uri] = ResourceLink(
+                type="resource_link", uri=hit.uri, name=f"{hit.title}, {where}", mime_type="text/plain"
+            )
+    return list(seen.values())
+
+
+def _group_pages(items: list[IngestDocument]) -> dict[str, tuple[LoadedDocument, str]]:
+    """Join the items of each id, ordered by page, into one document with page spans."""
+    by_id: dict[str, list[IngestDocument]] = {}
+    for item in items:
+        by_id.setdefault(item.id, []).append(item)
+    out: dict[str, tuple[LoadedDocument, str]] = {}
+    for doc_id, parts in by_id.items():
+        parts.sort(key=lambda p: p.page or 0)
+        text, pages = "", []
+        for part in parts:
+            start = len(text) + (2 if text else 0)
+            text = f"{text}\n\n{part.content}" if text else part.content
+            if part.page is not None:
+                pages.append(PageSpan(start=start, end=len(text), number=part.page, label=str(part.page)))
+        out[doc_id] = (LoadedDocument(text=text, title=parts[0].title, pages=tuple(pages)), parts[0].source)
+    return out
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sextant-kb")
+    except PackageNotFoundError:
+        return "0.0.0+checkout"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the MCP server on stdio."""
+    parser = argparse.ArgumentParser(
+        prog="sextant-kb", description="Sextant's knowledge base as an MCP server on stdio (see README for settings)."
+    )
+    parser.add_argument("--version", action="version", version=f"sextant-kb {_version()}")
+    parser.parse_args(argv)
+    from sextant.kb.cli.common import open_knowledge_base
+
+    create_server(open_knowledge_base("sextant-kb")).run()

@@ -1,0 +1,335 @@
+"""The durable store: chunks and document records in ChromaDB, with our own vectors.
+
+Two collections: ``sextant_chunks`` (one entry per chunk, cosine space) and ``sextant_documents``
+(one record per document: its full text, spans and facts, embedded as the mean of its chunks).
+Everything durable lives here, so the BM25 index beside it is a cache that can be rebuilt.
+
+A document is replaced without a window where it is missing: the new chunks are written under new
+ids, then the document record (the commit point), then the old chunks are removed. A failure
+before the commit removes what was written, so a half-ingested document never becomes visible.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from sextant.kb.documents import PageSpan, SectionSpan
+
+log = logging.getLogger(__name__)
+
+CHUNKS = "sextant_chunks"
+DOCUMENTS = "sextant_documents"
+FORMAT_VERSION = 1
+
+
+class StoreError(Exception):
+    """The store cannot be used as configured; the message says how to fix it."""
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRecord:
+    """What the store knows about one document."""
+
+    id: str
+    title: str
+    source: str
+    category: str
+    content_hash: str
+    chunk_count: int
+    chars: int
+    about: str
+    ingested_at: str
+    text: str = ""
+    pages: tuple[PageSpan, ...] = ()
+    sections: tuple[SectionSpan, ...] = ()
+
+    def chunk_ids(self) -> list[str]:
+        return [chunk_id(self.id, self.content_hash, i) for i in range(self.chunk_count)]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    """A chunk as read back: text, citation metadata and (when asked for) its vector."""
+
+    id: str
+    text: str
+    meta: dict[str, Any]
+    vector: npt.NDArray[np.float32] | None = None
+
+    @property
+    def doc_id(self) -> str:
+        return str(self.meta["doc_id"])
+
+
+@dataclass(slots=True)
+class ChunkBatch:
+    """The chunks of one document, ready to write."""
+
+    texts: list[str] = field(default_factory=list)
+    metas: list[dict[str, Any]] = field(default_factory=list)
+    vectors: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros((0, 0), np.float32))
+
+
+def chunk_id(doc_id: str, content_hash: str, index: int) -> str:
+    """Chunk ids carry the content hash, so a re-ingest never overwrites the live version in place.
+
+    Only URI-unreserved characters, so an id can stand in ``kb://chunks/{id}`` as it is.
+    """
+    return f"{doc_id}~{content_hash[:12]}~{index}"
+
+
+class ChunkStore:
+    """Chroma collections of one knowledge base, bound to one embedder."""
+
+    def __init__(self, client: Any, embedder: str, dim: int) -> None:
+        """Open (or create) the collections.
+
+        Raises:
+            StoreError: the store was built with another embedder, or by a newer Sextant.
+        """
+        self._client = client
+        self._embedder = embedder
+        self._dim = dim
+        space = {"hnsw": {"space": "cosine"}}
+        meta = {"embedder": embedder, "dim": dim, "format": FORMAT_VERSION, "generation": 0}
+        self._chunks = client.get_or_create_collection(
+            CHUNKS, embedding_function=None, configuration=space, metadata=meta
+        )
+        self._docs = client.get_or_create_collection(
+            DOCUMENTS, embedding_function=None, configuration=space, metadata={"format": FORMAT_VERSION}
+        )
+        self._check_compatible()
+
+    @classmethod
+    def open(cls, *, path: Path | None, url: str | None, embedder: str, dim: int) -> ChunkStore:
+        """A persistent local store at ``path``, or a Chroma server at ``url``.
+
+        Raises:
+            StoreError: the server cannot be reached, or the store does not fit this embedder.
+        """
+        import chromadb
+
+        settings = chromadb.Settings(anonymized_telemetry=False)
+        try:
+            if url:
+                from urllib.parse import urlparse
+
+                parsed = urlparse(url)
+                client = chromadb.HttpClient(
+                    host=parsed.hostname or "localhost",
+                    port=parsed.port or (443 if parsed.scheme == "https" else 80),
+                    ssl=parsed.scheme == "https",
+                    settings=settings,
+                )
+            else:
+                assert path is not None
+                path.mkdir(parents=True, exist_ok=True)
+                client = chromadb.PersistentClient(path=str(path), settings=settings)
+        except (ValueError, ConnectionError, OSError) as exc:
+            where = url or str(path)
+            raise StoreError(f"cannot open the Chroma store at {where}: {exc}") from exc
+        return cls(client, embedder, dim)
+
+    def _check_compatible(self) -> None:
+        meta = self._chunks.metadata or {}
+        if int(meta.get("format", FORMAT_VERSION)) > FORMAT_VERSION:
+            raise StoreError("this store was written by a newer Sextant; upgrade sextant-kb to read it")
+        built_with, built_dim = meta.get("embedder"), meta.get("dim")
+        if (built_with, built_dim) != (self._embedder, self._dim):
+            raise StoreError(
+                f"this store was built with embedder {built_with!r} (dimension {built_dim}), "
+                f"not {self._embedder!r} (dimension {self._dim}). Set SEXTANT_EMBEDDER={built_with} "
+                "to use it, or re-index: point SEXTANT_CHROMA_DIR at a new folder and run sextant-ingest "
+                "on your documents again."
+            )
+
+    # --- state shared with the BM25 cache -------------------------------------------------
+
+    @property
+    def generation(self) -> int:
+        """A counter bumped on every change; the BM25 cache compares its own against it."""
+        return int((self._chunks.metadata or {}).get("generation", 0))
+
+    def _bump_generation(self) -> int:
+        meta = dict(self._chunks.metadata or {})
+        meta["generation"] = int(meta.get("generation", 0)) + 1
+        self._chunks.modify(metadata=meta)
+        return int(meta["generation"])
+
+    # --- documents ------------------------------------------------------------------------
+
+    def get_document(self, doc_id: str, *, with_text: bool = False) -> DocumentRecord | None:
+        include = ["metadatas", "documents"] if with_text else ["metadatas"]
+        got = self._docs.get(ids=[doc_id], include=include)
+        if not got["ids"]:
+            return None
+        text = got["documents"][0] if with_text and got["documents"] else ""
+        return _record_from(doc_id, got["metadatas"][0], text or "")
+
+    def list_documents(self) -> list[DocumentRecord]:
+        got = self._docs.get(include=["metadatas"])
+        records = [_record_from(i, m, "") for i, m in zip(got["ids"], got["metadatas"], strict=True)]
+        return sorted(records, key=lambda r: r.id)
+
+    def chunk_count(self) -> int:
+        return int(self._chunks.count())
+
+    def document_count(self) -> int:
+        return int(self._docs.count())
+
+    def write_document(self, record: DocumentRecord, batch: ChunkBatch) -> int:
+        """Store a document's chunks and record, replacing any earlier version; returns the generation.
+
+        Raises:
+            StoreError: the write failed; the previous version (if any) is still intact.
+        """
+        ids = record.chunk_ids()
+        if len(ids) != len(batch.texts) or len(batch.texts) != batch.vectors.shape[0]:
+            raise ValueError("record.chunk_count, texts and vectors disagree")
+        written: list[str] = []
+        try:
+            step = int(self._client.get_max_batch_size())
+            for lo in range(0, len(ids), step):
+                part = slice(lo, lo + step)
+                self._chunks.upsert(
+                    ids=ids[part],
+                    embeddings=batch.vectors[part],
+                    documents=batch.texts[part],
+                    metadatas=batch.metas[part],
+                )
+                written.extend(ids[part])
+            centroid = _unit(batch.vectors.mean(axis=0)) if len(ids) else np.zeros(self._dim, np.float32)
+            self._docs.upsert(
+                ids=[record.id],
+                embeddings=[centroid],
+                documents=[record.text],
+                metadatas=[_record_meta(record)],
+            )
+        except Exception as exc:
+            current = self.get_document(record.id)
+            live = set(current.chunk_ids()) if current else set()
+            self._delete_chunks([i for i in written if i not in live])
+            raise StoreError(f"storing {record.id!r} failed and was rolled back: {exc}") from exc
+        keep = set(ids)
+        stale = [i for i in self._chunk_ids_of(record.id) if i not in keep]
+        self._delete_chunks(stale)
+        return self._bump_generation()
+
+    def delete_document(self, doc_id: str) -> list[str]:
+        """Remove a document and all its chunks; returns the removed chunk ids."""
+        ids = self._chunk_ids_of(doc_id)
+        self._docs.delete(ids=[doc_id])
+        self._delete_chunks(ids)
+        if ids:
+            self._bump_generation()
+        return ids
+
+    def _chunk_ids_of(self, doc_id: str) -> list[str]:
+        return list(self._chunks.get(where={"doc_id": doc_id}, include=[])["ids"])
+
+    def _delete_chunks(self, ids: Sequence[str]) -> None:
+        if ids:
+            self._chunks.delete(ids=list(ids))
+
+    def repair(self) -> list[str]:
+        """Remove chunks that belong to no live document version (left by a crash mid-ingest)."""
+        live = {cid for record in self.list_documents() for cid in record.chunk_ids()}
+        if len(live) == self.chunk_count():
+            return []
+        orphans = [cid for cid in self._chunks.get(include=[])["ids"] if cid not in live]
+        self._delete_chunks(orphans)
+        if orphans:
+            log.warning("removed %d chunks left behind by an interrupted ingest", len(orphans))
+            self._bump_generation()
+        return orphans
+
+    # --- chunks ---------------------------------------------------------------------------
+
+    def query(
+        self, vector: npt.NDArray[np.float32], n: int, doc_ids: Sequence[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """The ``n`` nearest chunks by cosine, best first, as ``(chunk_id, cosine)``."""
+        total = self.chunk_count()
+        if total == 0 or n <= 0:
+            return []
+        where = _doc_filter(doc_ids)
+        got = self._chunks.query(query_embeddings=[vector], n_results=min(n, total), where=where, include=["distances"])
+        return [(i, 1.0 - float(d)) for i, d in zip(got["ids"][0], got["distances"][0], strict=True)]
+
+    def get_chunks(self, ids: Sequence[str], *, vectors: bool = False) -> list[StoredChunk]:
+        """Chunks by id, in the order asked for (missing ids are left out)."""
+        if not ids:
+            return []
+        include = ["documents", "metadatas", "embeddings"] if vectors else ["documents", "metadatas"]
+        got = self._chunks.get(ids=list(ids), include=include)
+        found: dict[str, StoredChunk] = {}
+        for pos, cid in enumerate(got["ids"]):
+            vec = np.asarray(got["embeddings"][pos], np.float32) if vectors else None
+            found[cid] = StoredChunk(cid, got["documents"][pos] or "", dict(got["metadatas"][pos]), vec)
+        return [found[i] for i in ids if i in found]
+
+    def iter_chunks(self, batch: int = 2000) -> Iterator[tuple[list[str], list[str]]]:
+        """Every chunk's id and text, in pages of ``batch`` (for rebuilding the BM25 cache)."""
+        offset = 0
+        while True:
+            got = self._chunks.get(include=["documents"], limit=batch, offset=offset)
+            if not got["ids"]:
+                return
+            yield list(got["ids"]), [d or "" for d in got["documents"]]
+            offset += len(got["ids"])
+
+    def document_chunk_ids(self, doc_ids: Sequence[str]) -> set[str]:
+        got = self._chunks.get(where=_doc_filter(doc_ids), include=[])
+        return set(got["ids"])
+
+
+def _doc_filter(doc_ids: Sequence[str] | None) -> dict[str, Any] | None:
+    if not doc_ids:
+        return None
+    return {"doc_id": doc_ids[0]} if len(doc_ids) == 1 else {"doc_id": {"$in": list(doc_ids)}}
+
+
+def _unit(v: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    norm = float(np.linalg.norm(v))
+    return cast(npt.NDArray[np.float32], (v / norm).astype(np.float32)) if norm > 0 else v
+
+
+def _record_meta(record: DocumentRecord) -> dict[str, Any]:
+    return {
+        "title": record.title,
+        "source": record.source,
+        "category": record.category,
+        "content_hash": record.content_hash,
+        "chunk_count": record.chunk_count,
+        "chars": record.chars,
+        "about": record.about,
+        "ingested_at": record.ingested_at,
+        "page_count": len(record.pages),
+        "pages": json.dumps([asdict(p) for p in record.pages]),
+        "sections": json.dumps([asdict(s) for s in record.sections]),
+    }
+
+
+def _record_from(doc_id: str, meta: dict[str, Any], text: str) -> DocumentRecord:
+    return DocumentRecord(
+        id=doc_id,
+        title=str(meta.get("title", doc_id)),
+        source=str(meta.get("source", "")),
+        category=str(meta.get("category", "")),
+        content_hash=str(meta["content_hash"]),
+        chunk_count=int(meta["chunk_count"]),
+        chars=int(meta.get("chars", 0)),
+        about=str(meta.get("about", "")),
+        ingested_at=str(meta.get("ingested_at", "")),
+        text=text,
+        pages=tuple(PageSpan(**p) for p in json.loads(meta.get("pages") or "[]")),
+        sections=tuple(SectionSpan(**s) for s in json.loads(meta.get("sections") or "[]")),
+    )

@@ -1,0 +1,133 @@
+"""Every ``SEXTANT_*`` setting of the knowledge base, validated once at start-up.
+
+The agent server will get its own class beside this one; a variable is named in one place only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# Renamed when the project became Sextant; a leftover old name must not silently do nothing.
+LEGACY_PREFIX = "AGENTICRAG_"
+PREFIX = "SEXTANT_"
+
+
+class KbSettings(BaseSettings):
+    """Settings of the knowledge base (the ``sextant-kb`` MCP server and its shell commands)."""
+
+    model_config = SettingsConfigDict(env_prefix=PREFIX, env_file=".env", extra="ignore")
+
+    chroma_dir: Path | None = Field(
+        default=None,
+        description="Folder of the persistent Chroma store. Default: <repo>/chroma_db in a checkout, "
+        "else the platform's user-data folder.",
+    )
+    chroma_url: str | None = Field(
+        default=None,
+        description="URL of a running Chroma server (e.g. http://localhost:8001); replaces the local store.",
+    )
+    chunk_tokens: int = Field(
+        default=200, ge=32, le=8192, description="Target chunk size in the embedder's own tokens."
+    )
+    embedder: str = Field(
+        default="all-MiniLM-L6-v2",
+        description="Sentence-transformers model name or local folder. all-MiniLM-L6-v2 resolves to the "
+        "packaged offline copy when installed.",
+    )
+    reranker: str | None = Field(
+        default=None,
+        description="Cross-encoder model name or local folder; unset means results are ordered by fusion.",
+    )
+    max_per_document: int = Field(
+        default=2, ge=1, le=20, description="At most this many chunks of one document in a result list."
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO", description="Log level of messages on stderr."
+    )
+    log_format: Literal["text", "json"] = Field(default="text", description="Log line format on stderr.")
+    threads: int = Field(default=1, ge=1, le=64, description="CPU threads for embedding and reranking.")
+
+    @field_validator("chroma_url")
+    @classmethod
+    def _url_has_scheme(cls, value: str | None) -> str | None:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("SEXTANT_CHROMA_URL must start with http:// or https://")
+        return value or None
+
+    @field_validator("reranker", mode="before")
+    @classmethod
+    def _blank_is_none(cls, value: object) -> object:
+        return None if isinstance(value, str) and value.strip().lower() in ("", "none", "off") else value
+
+    def store_dir(self) -> Path:
+        """Where the store and its BM25 index live on this machine."""
+        if self.chroma_dir is not None:
+            return self.chroma_dir.expanduser()
+        checkout = _checkout_root()
+        if checkout is not None:
+            return checkout / "chroma_db"
+        return Path(platformdirs.user_data_dir("sextant", appauthor=False)) / "chroma_db"
+
+
+def _checkout_root() -> Path | None:
+    """The repository root when running from a source checkout (not an installed wheel)."""
+    root = Path(__file__).resolve().parent.parent
+    return root if (root / "pyproject.toml").is_file() and (root / ".git").exists() else None
+
+
+def report_legacy_variables(environ: dict[str, str] | None = None) -> list[str]:
+    """Warn on stderr about each ``AGENTICRAG_*`` variable still set, naming its replacement."""
+    env = os.environ if environ is None else environ
+    messages = [
+        f"{name} is no longer read; rename it to {PREFIX}{name[len(LEGACY_PREFIX) :]}"
+        for name in sorted(env)
+        if name.startswith(LEGACY_PREFIX)
+    ]
+    for message in messages:
+        print(f"sextant: {message}", file=sys.stderr)  # noqa: T201 - before logging is configured
+    return messages
+
+
+def configure_logging(settings: KbSettings) -> None:
+    """Send logs to stderr: stdout belongs to the MCP protocol."""
+    handler = logging.StreamHandler(sys.stderr)
+    if settings.log_format == "json":
+        handler.setFormatter(_JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=settings.log_level, handlers=[handler], force=True)
+
+
+class _JsonFormatter(logging.Formatter):
+    """One JSON object a line: time, level, logger, message."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return json.dumps(
+            {
+                "time": self.formatTime(record),
+                "level": record.levelname,
+                "logger": record.name,
+                "message": record.getMessage(),
+            }
+        )
+
+
+def load_settings() -> KbSettings:
+    """Settings from the environment, or exit 2 with a message that names each bad variable."""
+    report_legacy_variables()
+    try:
+        return KbSettings()
+    except ValidationError as exc:
+        for err in exc.errors():
+            name = PREFIX + "_".join(str(p) for p in err["loc"]).upper()
+            print(f"sextant: {name}: {err['msg']}", file=sys.stderr)  # noqa: T201 - logging is not set up yet
+        raise SystemExit(2) from exc

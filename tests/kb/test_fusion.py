@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import pytest
+
+from sextant.kb.fusion import cap_per_document, reciprocal_rank_fusion
+
+
+def test_rrf_matches_hand_computation() -> None:
+    fused = dict(reciprocal_rank_fusion([["a", "b", "c"], ["b", "d"]], k=60))
+    assert fused["a"] == pytest.approx(1 / 61)
+    assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused["c"] == pytest.approx(1 / 63)
+    assert fused["d"] == pytest.approx(1 / 62)
+
+
+def test_rrf_orders_best_first_and_breaks_ties_by_first_appearance() -> None:
+    ranking = reciprocal_rank_fusion([["x", "y"], ["y", "x"], ["z"]])
+    assert [key for key, _ in ranking][:2] == ["x", "y"]  # equal scores: x was seen first
+    assert ranking[-1][0] == "z" or ranking[2][0] == "z"
+    assert reciprocal_rank_fusion([]) == []
+
+
+def _cap(items: list[tuple[str, str, float]], limit: int, k: int) -> list[str]:
+    chosen = cap_per_document(items, document=lambda i: i[1], relevance=lambda i: i[2], limit=limit, k=k)
+    return [name for name, _, _ in chosen]
+
+
+def test_cap_gives_the_slot_to_a_competitive_chunk_of_another_document() -> None:
+    items = [("a1", "A", 0.9), ("a2", "A", 0.85), ("a3", "A", 0.8), ("b1", "B", 0.5)]
+    assert _cap(items, limit=2, k=3) == ["a1", "a2", "b1"]
+
+
+def test_cap_keeps_the_chunk_when_the_rival_is_not_competitive() -> None:
+    items = [("a1", "A", 0.9), ("a2", "A", 0.85), ("a3", "A", 0.8), ("b1", "B", 0.3)]
+    # 0.3 < 0.5 * 0.8: dropping a3 for b1 would cost relevance, so a3 stays.
+    assert _cap(items, limit=2, k=3) == ["a1", "a2", "a3"]
+
+
+def test_cap_fills_empty_slots_with_set_aside_chunks() -> None:
+    items = [("a1", "A", 0.9), ("a2", "A", 0.8), ("a3", "A", 0.7), ("b1", "B", 0.6)]
+    assert _cap(items, limit=1, k=4) == ["a1", "b1", "a2", "a3"]
+
+
+def test_cap_never_returns_more_than_k() -> None:
+    items = [(f"d{i}", f"D{i}", 1.0 - i / 10) for i in range(8)]
+    assert _cap(items, limit=2, k=5) == ["d0", "d1", "d2", "d3", "d4"]

@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+import pytest
+
+from sextant.kb.documents import LoadedDocument, PageSpan, SectionSpan
+from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
+from sextant.settings import KbSettings
+
+ESPRESSO = (
+    "Descale the espresso machine every eight weeks with a citric acid solution. "
+    "Backflush the group head weekly using a blind basket and detergent. "
+    "Replace the group gasket when shots start to leak around the portafilter."
+)
+BEES = (
+    "In early spring the beekeeper checks that the queen is laying and that stores of honey last until "
+    "the first nectar flow. Swarm control starts in May by adding supers and splitting strong colonies."
+)
+
+
+def _doc(text: str, title: str, pages: int = 0) -> LoadedDocument:
+    if not pages:
+        return LoadedDocument(text=text, title=title)
+    size = len(text) // pages
+    spans = tuple(
+        PageSpan(start=i * size, end=len(text) if i == pages - 1 else (i + 1) * size, number=i + 1, label=str(i + 1))
+        for i in range(pages)
+    )
+    return LoadedDocument(text=text, title=title, pages=spans)
+
+
+def test_ingest_then_search_cites_document_page_and_terms(kb: KnowledgeBase) -> None:
+    assert kb.ingest("espresso", _doc(ESPRESSO, "Espresso care"), source="espresso.md").status == "added"
+    kb.ingest("bees", _doc(BEES, "Beekeeping calendar"))
+    result = kb.search("how often should I descale my espresso machine?", k=3)
+    assert not result.abstained
+    top = result.hits[0]
+    assert (top.document_id, top.title, top.source) == ("espresso", "Espresso care", "espresso.md")
+    assert "descale" in top.matched_terms
+    assert top.scores.dense is not None and top.scores.fused is not None and top.scores.bm25_rank == 1
+    assert top.scored_by == "rrf"
+    stored = kb.chunk(top.chunk_id)
+    assert kb.document("espresso").text[top.start : top.end] == stored.text
+
+
+def test_reingest_of_unchanged_content_is_skipped_and_changed_content_replaced(kb: KnowledgeBase) -> None:
+    long_text = " ".join([ESPRESSO] * 36)
+    first = kb.ingest("espresso", _doc(long_text, "Espresso care"))
+    assert first.status == "added" and first.chunks >= 11
+    assert kb.ingest("espresso", _doc(long_text, "Espresso care")).status == "unchanged"
+    shrunk = kb.ingest("espresso", _doc(ESPRESSO, "Espresso care"))
+    assert (shrunk.status, shrunk.chunks) == ("replaced", 1)
+    assert kb.stats().chunks == 1 and kb.stats().lexical_chunks == 1
+    # No stale chunk of the long version can come back from either retriever.
+    for mode in ("dense", "lexical"):
+        hits = kb.search("backflush the group head", k=10, mode=mode, abstain=False).hits
+        assert len(hits) == 1
+
+
+def test_forget_removes_document_from_store_and_bm25(kb: KnowledgeBase) -> None:
+    kb.ingest("espresso", _doc(ESPRESSO, "Espresso care"))
+    kb.ingest("bees", _doc(BEES, "Beekeeping calendar"))
+    assert kb.forget("espresso") == 1
+    assert [d.id for d in kb.documents()] == ["bees"]
+    lexical = kb.search("descale espresso citric acid", mode="lexical", abstain=False)
+    assert all(h.document_id != "espresso" for h in lexical.hits)
+    with pytest.raises(KnowledgeBaseError, match="no document"):
+        kb.forget("espresso")
+
+
+def test_the_bm25_index_persists_and_is_rebuilt_when_behind(settings: KbSettings, kb: KnowledgeBase) -> None:
+    kb.ingest("espresso", _doc(ESPRESSO, "Espresso care"))
+    reopened = KnowledgeBase.open(settings, embedder=kb.embedder)
+    assert reopened.lexical.generation == reopened.store.generation
+    assert reopened.search("gasket leak", mode="lexical", abstain=False).hits[0].document_id == "espresso"
+    # Another writer (or a crash) moved the store on without this index: the next open catches up.
+    other = KnowledgeBase.open(settings, embedder=kb.embedder)
+    other.store.delete_document("espresso")
+    caught_up = KnowledgeBase.open(settings, embedder=kb.embedder)
+    assert len(caught_up.lexical) == 0
+
+
+def test_paged_documents_report_page_labels(kb: KnowledgeBase) -> None:
+    bodies = [ESPRESSO, BEES, ESPRESSO, "Harvest\nThe honey harvest happens in late August after the heather bloom."]
+    text, pages = "", []
+    for number, (body, label) in enumerate(zip(bodies, ["i", "ii", "1", "2"], strict=True), start=1):
+        start = len(text)
+        text += body + "\n\n"
+        pages.append(PageSpan(start=start, end=len(text), number=number, label=label))
+    harvest = SectionSpan(start=pages[3].start, end=len(text), title="Harvest")
+    kb.ingest("bees", LoadedDocument(text=text, title="Bees", pages=tuple(pages), sections=(harvest,)))
+    hit = kb.search("when is the honey harvest?", k=1).hits[0]
+    assert (hit.page, hit.page_label, hit.section, hit.pages) == (4, "2", "Harvest", [4])
+    assert hit.uri == "kb://documents/bees/pages/4"
+    assert "heather" in kb.page_text("bees", 4)
+    with pytest.raises(KnowledgeBaseError, match="has no page 9"):
+        kb.page_text("bees", 9)
+
+
+def test_search_within_documents_and_detail_levels(kb: KnowledgeBase) -> None:
+    kb.ingest("espresso", _doc(ESPRESSO, "Espresso care"))
+    kb.ingest("bees", _doc(BEES, "Beekeeping calendar"))
+    only = kb.search("what to check in spring", doc_ids=["espresso"], abstain=False)
+    assert {h.document_id for h in only.hits} == {"espresso"}
+    assert all(h.text is None for h in kb.search("descale espresso", detail="ids").hits)
+    assert kb.search("descale espresso", detail="full").hits[0].text == ESPRESSO
+
+
+def test_off_corpus_questions_abstain(kb: KnowledgeBase) -> None:
+    kb.ingest("espresso", _doc(ESPRESSO, "Espresso care"))
+    kb.ingest("bees", _doc(BEES, "Beekeeping calendar"))
+    result = kb.search("Who won the 1998 football world cup final?")
+    assert result.abstained and result.hits == [] and result.reason.startswith("abstained")
+
+
+def test_bad_requests_are_refused_with_a_reason(kb: KnowledgeBase) -> None:
+    with pytest.raises(KnowledgeBaseError, match="invalid document id"):
+        kb.ingest("../etc/passwd", _doc(ESPRESSO, "x"))
+    with pytest.raises(KnowledgeBaseError, match="no text"):
+        kb.ingest("blank", _doc("   \n", "x"))
+    with pytest.raises(KnowledgeBaseError, match="empty"):
+        kb.search("   ")
+    with pytest.raises(ValueError, match="cross-encoder"):
+        kb.search("espresso", mode="rerank")
+
+
+def test_document_ids_come_from_file_names() -> None:
+    from pathlib import Path
+
+    assert document_id_for(Path("/x/R-intro.pdf")) == "R-intro"
+    assert document_id_for(Path("Meeting notes (final).docx")) == "Meeting-notes-final"

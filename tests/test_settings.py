@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from sextant.settings import KbSettings, load_settings, report_legacy_variables
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_defaults_are_the_documented_ones() -> None:
+    s = KbSettings(_env_file=None)  # type: ignore[call-arg]
+    assert (s.chunk_tokens, s.embedder, s.max_per_document, s.reranker) == (200, "all-MiniLM-L6-v2", 2, None)
+    assert s.store_dir() == REPO / "chroma_db"  # a source checkout keeps its store beside the code
+
+
+def test_variables_are_read_with_the_sextant_prefix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("SEXTANT_CHROMA_DIR", str(tmp_path))
+    monkeypatch.setenv("SEXTANT_CHUNK_TOKENS", "128")
+    monkeypatch.setenv("SEXTANT_RERANKER", "off")
+    s = KbSettings(_env_file=None)  # type: ignore[call-arg]
+    assert (s.store_dir(), s.chunk_tokens, s.reranker) == (tmp_path, 128, None)
+
+
+def test_a_bad_value_exits_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SEXTANT_CHUNK_TOKENS", "lots")
+    with pytest.raises(SystemExit) as exc:
+        load_settings()
+    assert exc.value.code == 2
+    assert "SEXTANT_CHUNK_TOKENS" in capsys.readouterr().err
+
+
+def test_chroma_url_needs_a_scheme() -> None:
+    with pytest.raises(ValidationError, match="SEXTANT_CHROMA_URL"):
+        KbSettings(chroma_url="localhost:8000", _env_file=None)  # type: ignore[call-arg]
+
+
+def test_leftover_agenticrag_variables_are_reported_with_their_new_name(capsys: pytest.CaptureFixture[str]) -> None:
+    messages = report_legacy_variables({"AGENTICRAG_CHUNK_TOKENS": "100", "PATH": "/bin"})
+    assert messages == ["AGENTICRAG_CHUNK_TOKENS is no longer read; rename it to SEXTANT_CHUNK_TOKENS"]
+    assert "SEXTANT_CHUNK_TOKENS" in capsys.readouterr().err
+
+
+def test_every_setting_is_documented_in_the_readme() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    missing = [f"SEXTANT_{name.upper()}" for name in KbSettings.model_fields if f"SEXTANT_{name.upper()}" not in readme]
+    assert not missing, f"undocumented settings: {missing}"
