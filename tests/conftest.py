@@ -13,9 +13,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from sextant.kb.embeddings import Embedder, quiet_model_loading  # noqa: E402
-from sextant.kb.knowledge_base import KnowledgeBase  # noqa: E402
-from sextant.settings import KbSettings  # noqa: E402
+from sextant.kb.embeddings import Embedder, load_embedder, quiet_model_loading
+from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.settings import KbSettings
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -36,7 +36,7 @@ def require_data(*parts: str) -> Path:
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
     quiet_model_loading()
-    return Embedder("all-MiniLM-L6-v2")
+    return load_embedder("all-MiniLM-L6-v2")
 
 
 @pytest.fixture

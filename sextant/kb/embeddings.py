@@ -6,6 +6,7 @@ is downloaded at run time; any other sentence-transformers name or local folder 
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Sequence
@@ -98,6 +99,12 @@ class Embedder:
             show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+
+@functools.lru_cache(maxsize=4)
+def load_embedder(name: str, threads: int = 1) -> Embedder:
+    """One loaded model per name in a process: loading costs seconds and hundreds of MB."""
+    return Embedder(name, threads=threads)
 
 
 def _backend_tokenizer(hf_tokenizer: Any) -> Any:

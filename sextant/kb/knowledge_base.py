@@ -16,7 +16,7 @@ import numpy as np
 
 from sextant.kb.chunking import Chunk, ChunkingConfig, chunk_document
 from sextant.kb.documents import LoadedDocument
-from sextant.kb.embeddings import Embedder
+from sextant.kb.embeddings import Embedder, load_embedder
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.rerank import Reranker
 from sextant.kb.results import (
@@ -93,7 +93,7 @@ class KnowledgeBase:
             KnowledgeBaseError: the chunk size does not fit the embedder's window.
             StoreError: the store cannot be opened or was built with another embedder.
         """
-        embedder = embedder or Embedder(settings.embedder, threads=settings.threads)
+        embedder = embedder or load_embedder(settings.embedder, settings.threads)
         if settings.chunk_tokens > embedder.max_tokens:
             raise KnowledgeBaseError(
                 f"SEXTANT_CHUNK_TOKENS={settings.chunk_tokens} exceeds the window of embedder "

@@ -1,8 +1,10 @@
 """BM25 (Robertson & Zaragoza, "The Probabilistic Relevance Framework", 2009): the lexical half of search.
 
-Scoring and query-time retrieval run on `bm25s` (Lù, "BM25S: Orders of magnitude faster lexical
-search via eager sparse scoring", 2024): every (term, chunk) score is computed ahead of time into a
-sparse term-major (CSC) matrix, so a query is a sum of a few matrix columns.
+Eager scoring as in `bm25s` (Lù, "BM25S: Orders of magnitude faster lexical search via eager sparse
+scoring", 2024): every (term, chunk) score is computed ahead of time into a sparse term-major (CSC)
+matrix, so a query is a sum of a few columns. The matrix is built here, vectorised, from the variant
+functions below (the tests check it against bm25s's own ``index()`` and against rank-bm25); a
+``bm25s.BM25`` holds it and scores the queries.
 
 The index is incremental: each chunk is tokenized once, on ``add``, into a bag of words (term ids
 and their counts), and the bags are what is persisted. BM25's idf and average length are global,
@@ -21,12 +23,13 @@ On-disk layout (a directory; never pickle)::
       bm25s/                 bm25s ``BM25.save``: the score matrix as CSC .npy arrays + JSON params
 
 Keeping it in step with the store: ``generation`` grows by one on every change and is saved in the
-manifest. Record ``index.generation`` (read after the change, before or after ``save``) in the same
-transaction as the store's change; at start, if ``LexicalIndex.open(...).generation`` differs from
-the recorded value (a crash between the two writes, or a missing, corrupt or foreign-version
-directory, which opens empty at generation 0 with ``load_problem`` set), rebuild::
+manifest. Either record ``index.generation`` (read after the change) in the same transaction as the
+store's change, or stamp the index with the store's own counter, ``index.save(generation=g)``. At
+start, if ``LexicalIndex.open(...).generation`` differs from the store's value (a crash between the
+two writes, or a missing, corrupt or foreign-version directory, which opens empty at generation 0
+with ``load_problem`` set), rebuild::
 
-    index.clear(); index.add(all_chunk_ids, all_chunk_texts); index.save()
+    index.clear(); index.add(all_chunk_ids, all_chunk_texts); index.save(generation=g)
 
 One writer at a time (one process); reads and writes from several threads are safe.
 """
@@ -97,17 +100,14 @@ def tokenize(text: str) -> list[str]:
 
 def matched_terms(query: str, text: str) -> list[str]:
     """The query's content words, as the query spells them, whose stems occur in ``text``; no repeats."""
-    stems = set(tokenize(text))
-    seen: set[str] = set()
-    matched: list[str] = []
+    in_text = set(tokenize(text))
+    first: dict[str, str] = {}  # lowercased word -> its first spelling in the query
     for word in _WORD.findall(query):
         lower = word.lower()
-        if lower in _STOPWORDS or lower in seen:
-            continue
-        seen.add(lower)
-        if _stem_words([lower])[0] in stems:
-            matched.append(word)
-    return matched
+        if lower not in _STOPWORDS:
+            first.setdefault(lower, word)
+    stems = _stem_words(list(first))
+    return [word for word, stem in zip(first.values(), stems, strict=True) if stem in in_text]
 
 
 # --- Scoring variants: score(q, d) = sum over terms t of q of idf(t) * tf_part(t, d) -----------------
@@ -213,7 +213,7 @@ class LexicalIndex:
 
     @property
     def generation(self) -> int:
-        """Grows by one on every change; saved with the index (see the module docstring)."""
+        """Grows by one on every change, or is set by ``save(generation=...)``; saved with the index."""
         return self._generation
 
     def __len__(self) -> int:

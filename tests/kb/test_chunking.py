@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -30,7 +32,7 @@ def test_prose_chunks_are_exact_slices_within_the_token_budget(embedder: Embedde
         assert chunk.text == doc.text[chunk.start : chunk.end]
         assert embedder.count_tokens(chunk.text) <= config.target
     # Consecutive chunks overlap (a fifth of the target), and together they cover the text.
-    assert all(b.start < a.end for a, b in zip(chunks, chunks[1:], strict=False))
+    assert all(b.start < a.end for a, b in itertools.pairwise(chunks))
     assert chunks[0].start == 0 and chunks[-1].end == len(doc.text.rstrip())
 
 

@@ -63,9 +63,7 @@ def load(data: bytes, name: str) -> LoadedDocument:
     text = out.text()
     title = clean_title(document.core_properties.title or "") or style_title
     title = title or (headings[0].title if headings else "") or stem(name)
-    return LoadedDocument(
-        text=text, title=title, sections=close_sections(headings, len(text)), tables=tuple(tables)
-    )
+    return LoadedDocument(text=text, title=title, sections=close_sections(headings, len(text)), tables=tuple(tables))
 
 
 def _open(data: bytes, name: str) -> DocxDocument:
@@ -124,14 +122,9 @@ def table_lines(table: Table, number: int, name: str) -> tuple[str, list[str]]:
 def _refuse_irregular(table: Table, number: int, name: str) -> None:
     tbl = table._tbl
     if tbl.xpath("./w:tr/w:tc//w:tbl"):
-        raise LoadError(
-            name, f"table {number} has a table nested inside a cell; move the inner table out of the cell"
-        )
+        raise LoadError(name, f"table {number} has a table nested inside a cell; move the inner table out of the cell")
     merged = tbl.xpath(
-        "./w:tr/w:tc/w:tcPr/w:gridSpan[number(@w:val) > 1] | ./w:tr/w:tc/w:tcPr/w:vMerge"
-        " | ./w:tr/w:tc/w:tcPr/w:hMerge"
+        "./w:tr/w:tc/w:tcPr/w:gridSpan[number(@w:val) > 1] | ./w:tr/w:tc/w:tcPr/w:vMerge | ./w:tr/w:tc/w:tcPr/w:hMerge"
     )
     if merged:
-        raise LoadError(
-            name, f"table {number} has merged cells; split them or save the table as separate rows"
-        )
+        raise LoadError(name, f"table {number} has merged cells; split them or save the table as separate rows")

@@ -67,7 +67,7 @@ def _load_with_pymupdf(document: pymupdf.Document, name: str) -> LoadedDocument:
     pages: list[PageSpan] = []
     tables: list[TableSpan] = []
     placed: list[PlacedBlock] = []
-    for page in document:
+    for page in document.pages():
         textpage = page.get_textpage(flags=_TEXT_FLAGS)
         blocks = read_blocks(page.get_text("dict", textpage=textpage))
         words = page.get_text("words", textpage=textpage)

@@ -53,9 +53,7 @@ class PlacedBlock:
     page: int
 
 
-def outline_headings(
-    toc: Sequence[Sequence[object]], text: str, pages: Sequence[PageSpan]
-) -> list[Heading]:
+def outline_headings(toc: Sequence[Sequence[object]], text: str, pages: Sequence[PageSpan]) -> list[Heading]:
     """Headings for outline entries ``[level, title, page_number, ...]`` (page numbers 1-based)."""
     headings: list[Heading] = []
     cursor = 0
@@ -78,14 +76,15 @@ def outline_headings(
 def _find_loosely(text: str, title: str, start: int, end: int) -> int | None:
     """Where ``title`` is printed in ``text[start:end]``, ignoring case, spacing and punctuation.
 
-    A match at the start of a line (after an optional section number) wins over one in running
-    text, where the same words are more likely a mention than the heading.
+    A match that fills its line (after an optional section number, maybe on the line above) wins
+    over one in running text, where the same words are more likely a mention than the heading.
     """
     words = re.findall(r"\w+", title)
     if not words:
         return None
     loose = r"\W*".join(re.escape(word) for word in words)
-    for pattern in (rf"(?m)^(?:[\w.]{{1,8}}\s+)?{loose}", loose):
+    whole_line = rf"(?m)^(?:[\w.]{{1,8}}(?:[ \t]+|\n))?{loose}[^\w\n]*$"
+    for pattern in (whole_line, loose):
         match = re.compile(pattern, re.IGNORECASE).search(text, start, end)
         if match:
             return match.start()
@@ -132,7 +131,7 @@ def _heading_shaped(block: Block, title: str) -> bool:
     letters = sum(ch.isalpha() for ch in title)
     return (
         len(block.lines) <= _MAX_HEADING_LINES
-        and 2 <= letters
+        and letters >= 2
         and len(title) <= _MAX_HEADING_CHARS
         and not title.endswith((",", ";", ":"))
     )

@@ -13,6 +13,7 @@ every cell (a table ruled only around the outside) is split into one row per lin
 from __future__ import annotations
 
 import bisect
+import itertools
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -149,7 +150,7 @@ def _split_cells(line: Sequence[Word]) -> list[str]:
     """Cells of one printed line: a gap wider than half the line height starts a new cell."""
     gap = 0.5 * statistics.median(w[3] - w[1] for w in line)
     cells: list[list[str]] = [[line[0][4]]]
-    for before, word in zip(line, line[1:], strict=False):
+    for before, word in itertools.pairwise(line):
         if word[0] - before[2] > gap:
             cells.append([])
         cells[-1].append(word[4])

@@ -1,0 +1,374 @@
+"""Verify the golden question sets against the documents they cite.
+
+    python eval/check_golden.py            # checks eval/golden.jsonl and eval/golden-large.jsonl
+    python eval/check_golden.py -v         # also prints where each evidence snippet was found
+
+For every answerable question and every entry of its ``relevant`` list this checks that:
+
+* ``doc_id`` names exactly one file in the corpus (id = file name stem);
+* ``evidence`` (a verbatim snippet, at most 120 characters) occurs in that document, after
+  normalising both sides (Unicode NFKC, which also expands ligatures such as "ﬁ", and collapsing
+  runs of whitespace, so PDF line breaks do not matter);
+* for PDFs: ``page`` (physical, 1-based) is in range, the evidence is on that page, ``page_label``
+  equals ``doc[page - 1].get_label()``, and the evidence does not also occur on another page;
+* ``section`` (when given) is the innermost heading above the evidence: Markdown ATX headings,
+  setext headings in .txt files, Heading/Title paragraph styles in DOCX, and for the generated PDFs
+  the headings of their source in eval/corpus/src (matched as whole lines of the page text);
+* kind ``table``: the evidence lies inside a table row (Markdown pipe row, DOCX table cell, or a
+  PDF page whose source holds a table); kind ``deep``: it starts at least 400 words into the
+  document; kind ``multi``: the question cites at least two documents;
+* the evidence occurs in no other document of the corpus that the question does not cite.
+
+Unanswerable questions must have ``relevant: []`` and no evidence. The script exits non-zero on any
+failure, and also checks the minimum counts the evaluation relies on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import docx
+import pymupdf
+
+EVAL = Path(__file__).resolve().parent
+KINDS = {"fact", "table", "deep", "paraphrase", "multi"}
+DEEP_MIN_WORDS = 400
+MAX_EVIDENCE = 120
+
+
+def norm(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    text = text.replace("\u00ad", "")  # soft hyphen
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def strip_inline(text: str) -> str:
+    text = re.sub(r"\*\*(.+?)\*\*", r"\1", text)
+    return re.sub(r"\*(.+?)\*", r"\1", text)
+
+
+@dataclass
+class Doc:
+    doc_id: str
+    fmt: str
+    text: str  # normalised full text
+    headings: list[tuple[int, str]] = field(default_factory=list)  # (offset in text, title)
+    table_spans: list[tuple[int, int]] = field(default_factory=list)  # offsets of table rows/cells
+    pages: list[tuple[int, int, str]] = field(default_factory=list)  # (start, end, label) per page
+    page_texts: list[str] = field(default_factory=list)
+    table_pages: set[int] = field(default_factory=set)  # 1-based pages holding a table
+
+    def section_at(self, offset: int) -> str | None:
+        best = None
+        for pos, title in self.headings:
+            if pos <= offset:
+                best = title
+        return best
+
+    def in_table(self, start: int, end: int) -> bool:
+        return any(a <= start and end <= b for a, b in self.table_spans)
+
+    def words_before(self, offset: int) -> int:
+        return len(self.text[:offset].split())
+
+
+class Builder:
+    """Accumulate normalised text while remembering where headings and table rows start."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.length = 0
+        self.headings: list[tuple[int, str]] = []
+        self.tables: list[tuple[int, int]] = []
+
+    def add(self, text: str, heading: bool = False, table: bool = False) -> None:
+        t = norm(text)
+        if not t:
+            return
+        if self.parts:
+            self.parts.append(" ")
+            self.length += 1
+        start = self.length
+        self.parts.append(t)
+        self.length += len(t)
+        if heading:
+            self.headings.append((start, t))
+        if table:
+            self.tables.append((start, self.length))
+
+    def doc(self, doc_id: str, fmt: str) -> Doc:
+        return Doc(doc_id, fmt, "".join(self.parts), self.headings, self.tables)
+
+
+def load_markdown(path: Path) -> Doc:
+    b = Builder()
+    fenced = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip().startswith("```"):
+            fenced = not fenced
+            b.add(line)
+            continue
+        m = None if fenced else re.match(r"^(#{1,6})\s+(.*)$", line.strip())
+        if m:
+            b.add(strip_inline(m.group(2)), heading=True)
+        elif not fenced and line.strip().startswith("|"):
+            if not re.fullmatch(r"[\s|:-]+", line):
+                b.add(line, table=True)
+        else:
+            b.add(line)
+    return b.doc(path.stem, "md")
+
+
+def load_text(path: Path) -> Doc:
+    b = Builder()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if line.strip() and re.fullmatch(r"(=+|-+)", nxt.strip()) and len(nxt.strip()) >= 3:
+            b.add(line, heading=True)
+            i += 2
+            continue
+        b.add(line)
+        i += 1
+    return b.doc(path.stem, "txt")
+
+
+def load_docx(path: Path) -> Doc:
+    b = Builder()
+    d = docx.Document(str(path))
+    for block in d.iter_inner_content():
+        if isinstance(block, docx.table.Table):
+            for row in block.rows:
+                for cell in row.cells:
+                    b.add(cell.text, table=True)
+        else:
+            style = block.style.name if block.style is not None else ""
+            b.add(block.text, heading=style.startswith("Heading") or style == "Title")
+    return b.doc(path.stem, "docx")
+
+
+def pdf_source_headings(doc_id: str) -> tuple[list[str], set[int]] | None:
+    """Headings (in order) and 1-based pages holding a table, from a generated PDF's source."""
+    src = EVAL / "corpus" / "src" / f"{doc_id}.md"
+    if not src.exists():
+        return None
+    headings: list[str] = []
+    table_pages: set[int] = set()
+    page = 1
+    for line in src.read_text(encoding="utf-8").splitlines():
+        if line.strip() == "<!-- pagebreak -->":
+            page += 1
+        elif m := re.match(r"^(#{1,6})\s+(.*)$", line.strip()):
+            headings.append(norm(strip_inline(m.group(2))))
+        elif line.strip().startswith("|"):
+            table_pages.add(page)
+    return headings, table_pages
+
+
+def load_pdf(path: Path) -> Doc:
+    pdf = pymupdf.open(str(path))
+    b = Builder()
+    pages: list[tuple[int, int, str]] = []
+    page_texts: list[str] = []
+    raw_lines: list[list[str]] = []
+    for page in pdf:
+        raw = page.get_text()
+        b.add(raw)
+        pages.append((b.length - len(norm(raw)), b.length, page.get_label()))
+        page_texts.append(norm(raw))
+        raw_lines.append([norm(x) for x in raw.splitlines()])
+    doc = b.doc(path.stem, "pdf")
+    doc.pages, doc.page_texts = pages, page_texts
+    source = pdf_source_headings(path.stem)
+    if source is not None:
+        headings, doc.table_pages = source
+        # locate each heading as a whole line, in order, so a table of contents does not match
+        pos = (0, -1)  # (page index, line index) of the previous heading
+        for h in headings:
+            found = None
+            for pi in range(pos[0], len(pages)):
+                lines = raw_lines[pi]
+                first = pos[1] + 1 if pi == pos[0] else 0
+                k = next((k for k in range(first, len(lines)) if lines[k] == h), None)
+                if k is not None:
+                    found = (pi, k)
+                    break
+            if found is None:
+                raise SystemExit(f"{path.name}: heading {h!r} from the source is not a line of any page")
+            pi, k = found
+            local = sum(len(x) + 1 for x in raw_lines[pi][:k] if x)
+            assert page_texts[pi][local : local + len(h)] == h
+            doc.headings.append((pages[pi][0] + local, h))
+            pos = found
+    return doc
+
+
+def load_corpus(folder: Path) -> dict[str, Doc]:
+    loaders = {".md": load_markdown, ".txt": load_text, ".docx": load_docx, ".pdf": load_pdf}
+    docs: dict[str, Doc] = {}
+    for path in sorted(folder.iterdir()):
+        if path.suffix in loaders and path.name != "README.md":
+            if path.stem in docs:
+                raise SystemExit(f"duplicate document id {path.stem!r} in {folder}")
+            docs[path.stem] = loaders[path.suffix](path)
+    return docs
+
+
+def check_file(golden: Path, docs: dict[str, Doc], verbose: bool) -> tuple[list[str], list[dict]]:
+    errors: list[str] = []
+    rows = [json.loads(line) for line in golden.read_text(encoding="utf-8").splitlines() if line.strip()]
+    seen: set[str] = set()
+    for q in rows:
+        qid = q.get("id", "?")
+
+        def err(msg: str, qid: str = qid) -> None:
+            errors.append(f"{golden.name} {qid}: {msg}")
+
+        if qid in seen:
+            err("duplicate id")
+        seen.add(qid)
+        for key in ("question", "answerable", "relevant", "answer", "kind"):
+            if key not in q:
+                err(f"missing field {key!r}")
+        if q.get("kind") not in KINDS:
+            err(f"unknown kind {q.get('kind')!r}")
+        if not q.get("answerable"):
+            if q.get("relevant") or q.get("evidence"):
+                err("unanswerable question must have relevant: [] and no evidence")
+            continue
+        rel = q.get("relevant") or []
+        if not rel:
+            err("answerable question without relevant documents")
+            continue
+        if q.get("evidence") != rel[0].get("evidence"):
+            err("top-level evidence must equal relevant[0].evidence")
+        if q.get("kind") == "multi" and len({r.get("doc_id") for r in rel}) < 2:
+            err("kind multi must cite at least two documents")
+        cited = {r.get("doc_id") for r in rel}
+        for r in rel:
+            did = r.get("doc_id")
+            doc = docs.get(did)
+            if doc is None:
+                err(f"unknown doc_id {did!r}")
+                continue
+            ev_raw = r.get("evidence") or ""
+            ev = norm(ev_raw)
+            if not ev:
+                err(f"{did}: missing evidence")
+                continue
+            if len(ev_raw) > MAX_EVIDENCE:
+                err(f"{did}: evidence longer than {MAX_EVIDENCE} characters")
+            if "page" not in r and "section" not in r:
+                err(f"{did}: needs page or section")
+            offsets = [m.start() for m in re.finditer(re.escape(ev), doc.text)]
+            if not offsets:
+                err(f"{did}: evidence not found: {ev_raw!r}")
+                continue
+            where = offsets
+            if doc.fmt == "pdf":
+                page, label = r.get("page"), r.get("page_label")
+                if not isinstance(page, int) or not 1 <= page <= len(doc.pages):
+                    err(f"{did}: page {page!r} out of range 1..{len(doc.pages)}")
+                    continue
+                start, end, real_label = doc.pages[page - 1]
+                if label != real_label:
+                    err(f"{did}: page {page} has label {real_label!r}, golden says {label!r}")
+                if ev not in doc.page_texts[page - 1]:
+                    err(f"{did}: evidence not on physical page {page}: {ev_raw!r}")
+                    continue
+                others = [i + 1 for i, t in enumerate(doc.page_texts) if ev in t and i + 1 != page]
+                if others:
+                    err(f"{did}: evidence also occurs on page(s) {others}; choose a unique snippet")
+                where = [o for o in offsets if start <= o < end] or offsets
+                if q.get("kind") == "table" and page not in doc.table_pages:
+                    err(f"{did}: kind table but page {page} holds no table")
+            else:
+                if "page" in r or "page_label" in r:
+                    err(f"{did}: page/page_label are only for PDFs")
+            if "section" in r:
+                want = norm(r["section"])
+                got = [doc.section_at(o) for o in where]
+                if want not in got:
+                    err(f"{did}: section is {got[0]!r}, golden says {r['section']!r}")
+                else:
+                    where = [o for o, g in zip(where, got, strict=True) if g == want]
+            if q.get("kind") == "table" and doc.fmt != "pdf" and r is rel[0]:
+                if not any(doc.in_table(o, o + len(ev)) for o in where):
+                    err(f"{did}: kind table but the evidence is not inside a table row")
+            if q.get("kind") == "deep" and r is rel[0]:
+                words = doc.words_before(where[0])
+                if words < DEEP_MIN_WORDS:
+                    err(f"{did}: kind deep but the evidence starts only {words} words in")
+            for other_id, other in docs.items():
+                if other_id not in cited and ev in other.text:
+                    err(f"evidence {ev_raw!r} also occurs in uncited document {other_id!r}")
+            if verbose:
+                loc = f"p{r.get('page')}({r.get('page_label')})" if doc.fmt == "pdf" else ""
+                print(f"  ok {qid} {did} {loc} [{doc.section_at(where[0])}] @{doc.words_before(where[0])}w")
+    return errors, rows
+
+
+def summarise(name: str, rows: list[dict], docs: dict[str, Doc]) -> str:
+    kinds = Counter(q["kind"] for q in rows if q.get("answerable"))
+    unans = sum(1 for q in rows if not q.get("answerable"))
+    pdf_page = sum(
+        1
+        for q in rows
+        if q.get("answerable") and any(docs[r["doc_id"]].fmt == "pdf" for r in q["relevant"] if r["doc_id"] in docs)
+    )
+    used = {r["doc_id"] for q in rows for r in q.get("relevant", [])}
+    return (
+        f"{name}: {len(rows)} questions, {len(rows) - unans} answerable ({dict(sorted(kinds.items()))}), "
+        f"{unans} unanswerable, {pdf_page} cite a PDF page; {len(used)}/{len(docs)} documents cited"
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="Verify eval/golden*.jsonl against the corpus")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    errors: list[str] = []
+    sets = [
+        # file, corpus folder, minimum counts: total, unanswerable, table, deep, PDF-page questions
+        (EVAL / "golden.jsonl", EVAL / "corpus", dict(total=70, unanswerable=12, table=4, deep=8, pdf=10)),
+        (EVAL / "golden-large.jsonl", EVAL / "corpus-large", dict(total=30, unanswerable=5, pdf=25)),
+    ]
+    for golden, folder, minimum in sets:
+        docs = load_corpus(folder)
+        errs, rows = check_file(golden, docs, args.verbose)
+        errors += errs
+        answerable = [q for q in rows if q.get("answerable")]
+        counts = {
+            "total": len(rows),
+            "unanswerable": len(rows) - len(answerable),
+            "table": sum(q["kind"] == "table" for q in answerable),
+            "deep": sum(q["kind"] == "deep" for q in answerable),
+            "pdf": sum(
+                any(r["doc_id"] in docs and docs[r["doc_id"]].fmt == "pdf" for r in q["relevant"])
+                for q in answerable
+            ),
+        }
+        for key, need in minimum.items():
+            if counts[key] < need:
+                errors.append(f"{golden.name}: only {counts[key]} {key} questions, need at least {need}")
+        print(summarise(golden.name, rows, docs))
+    for e in errors:
+        print("FAIL " + e, file=sys.stderr)
+    if errors:
+        print(f"{len(errors)} problem(s)", file=sys.stderr)
+        return 1
+    print("all golden labels verified")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

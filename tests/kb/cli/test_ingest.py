@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sextant.kb.cli import ingest
+from sextant.kb.embeddings import Embedder
+from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.settings import KbSettings
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder: Embedder) -> Path:
+    monkeypatch.setenv("SEXTANT_CHROMA_DIR", str(tmp_path / "store"))
+    return tmp_path / "store"
+
+
+def _run(argv: list[str]) -> int:
+    with pytest.raises(SystemExit) as exc:
+        ingest.main(argv)
+    return int(exc.value.code or 0)
+
+
+def test_ingest_a_folder_summarises_and_refuses_bad_files(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], embedder: Embedder
+) -> None:
+    docs = tmp_path / "docs"
+    (docs / "nested").mkdir(parents=True)
+    (docs / "tea.md").write_text("# Tea\n\nOolong is partially oxidised.\n", encoding="utf-8")
+    (docs / "nested" / "notes.txt").write_text("Meeting notes: the budget was approved.\n", encoding="utf-8")
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.7 this is not really a pdf")
+    (docs / "ignored.xyz").write_text("not a supported type", encoding="utf-8")
+
+    assert _run([str(docs), "-r", "--category", "notes"]) == 1
+    out = capsys.readouterr().out
+    assert "3 files: 2 added, 0 replaced, 0 unchanged (skipped), 1 refused" in out
+    assert "refused " + str(docs / "broken.pdf") in out
+
+    kb = KnowledgeBase.open(KbSettings(chroma_dir=store, _env_file=None), embedder=embedder)  # type: ignore[call-arg]
+    docs_in_store = {d.id: d for d in kb.documents()}
+    assert set(docs_in_store) == {"tea", "notes"} and docs_in_store["tea"].category == "notes"
+
+    # Again: nothing changed, so nothing is re-embedded, and a clean run exits 0.
+    assert _run([str(docs / "tea.md"), str(docs / "nested" / "notes.txt"), "--category", "notes"]) == 0
+    assert "2 unchanged (skipped)" in capsys.readouterr().out
+
+
+def test_a_folder_without_r_and_a_missing_file_are_refused(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run([str(tmp_path), str(tmp_path / "nope.md")]) == 1
+    out = capsys.readouterr().out
+    assert "is a folder; pass -r" in out and "no such file" in out
+
+
+def test_two_files_with_one_id_in_a_run_are_not_merged(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "guide.md").write_text("# Guide A\n\nFirst guide.\n", encoding="utf-8")
+    (tmp_path / "b" / "guide.txt").write_text("Guide B, second guide.\n", encoding="utf-8")
+    assert _run([str(tmp_path / "a" / "guide.md"), str(tmp_path / "b" / "guide.txt")]) == 1
+    assert "id 'guide' is already taken" in capsys.readouterr().out

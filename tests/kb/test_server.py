@@ -1,0 +1,140 @@
+"""The MCP server driven through the SDK's in-memory client: what any MCP client sees."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp_types import ResourceLink, TextContent
+
+from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.kb.server import create_server
+
+pytestmark = pytest.mark.anyio
+
+ESPRESSO = "## Descaling\nDescale the espresso machine every eight weeks with a citric acid solution."
+BEES = "## Spring\nIn early spring the beekeeper checks that the queen is laying and that honey stores last."
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def _ingest(client: Client, *docs: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool("kb_ingest", {"documents": list(docs)})
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def test_tools_are_typed_annotated_and_described(kb: KnowledgeBase) -> None:
+    async with Client(create_server(kb)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == {"kb_search", "kb_list", "kb_ingest", "kb_stats"}
+    for tool in tools.values():
+        assert tool.description and tool.output_schema and tool.annotations
+        assert tool.annotations.open_world_hint is False
+    assert tools["kb_search"].annotations.read_only_hint is True
+    assert tools["kb_ingest"].annotations.read_only_hint is False
+    k = tools["kb_search"].input_schema["properties"]["k"]
+    assert (k["minimum"], k["maximum"]) == (1, 20)
+    assert "hits" in tools["kb_search"].output_schema["properties"]
+
+
+async def test_ingest_search_list_and_stats(kb: KnowledgeBase) -> None:
+    async with Client(create_server(kb)) as client:
+        report = await _ingest(
+            client,
+            {"id": "espresso", "title": "Espresso care", "content": ESPRESSO, "source": "manual.md"},
+            {"id": "bees", "title": "Bees", "content": BEES},
+        )
+        assert [r["status"] for r in report["results"]] == ["added", "added"]
+
+        result = await client.call_tool("kb_search", {"query": "how often to descale the espresso machine", "k": 2})
+        assert not result.is_error
+        data = result.structured_content
+        assert data is not None and data["hits"][0]["document_id"] == "espresso"
+        assert data["hits"][0]["scores"]["dense"] > 0
+        # The same JSON travels as text for clients that ignore structuredContent.
+        text_blocks = [c for c in result.content if isinstance(c, TextContent)]
+        assert json.loads(text_blocks[0].text) == data
+        links = [c for c in result.content if isinstance(c, ResourceLink)]
+        assert links and links[0].uri == "kb://documents/espresso"
+
+        listing = (await client.call_tool("kb_list", {})).structured_content
+        assert listing is not None
+        assert [(d["id"], d["chunks"]) for d in listing["documents"]] == [("bees", 1), ("espresso", 1)]
+        stats = (await client.call_tool("kb_stats", {})).structured_content
+        assert stats is not None and (stats["documents"], stats["chunks"]) == (2, 2)
+        assert stats["reranker"]["active"] is False and "not configured" in stats["reranker"]["detail"]
+
+
+async def test_pages_of_one_id_become_one_paged_document(kb: KnowledgeBase) -> None:
+    async with Client(create_server(kb)) as client:
+        await _ingest(
+            client,
+            {"id": "bees", "title": "Bees", "content": "The harvest is in late August.", "page": 2},
+            {"id": "bees", "title": "Bees", "content": BEES, "page": 1},
+        )
+        hit = (await client.call_tool("kb_search", {"query": "when is the harvest", "k": 1})).structured_content
+        assert hit is not None and (hit["hits"][0]["page"], hit["hits"][0]["page_label"]) == (2, "2")
+        page = await client.read_resource("kb://documents/bees/pages/2")
+        assert page.contents[0].text == "The harvest is in late August."  # type: ignore[union-attr]
+
+
+async def test_resources_and_prompts(kb: KnowledgeBase) -> None:
+    async with Client(create_server(kb)) as client:
+        await _ingest(client, {"id": "espresso", "title": "Espresso care", "content": ESPRESSO})
+        templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+        assert templates == {
+            "kb://documents/{doc_id}",
+            "kb://documents/{doc_id}/pages/{number}",
+            "kb://chunks/{chunk_id}",
+        }
+        doc = await client.read_resource("kb://documents/espresso")
+        assert doc.contents[0].text == ESPRESSO  # type: ignore[union-attr]
+        hit = (await client.call_tool("kb_search", {"query": "descale", "detail": "ids"})).structured_content
+        assert hit is not None
+        chunk = await client.read_resource(f"kb://chunks/{hit['hits'][0]['chunk_id']}")
+        assert "citric acid" in chunk.contents[0].text  # type: ignore[union-attr]
+
+        prompts = {p.name for p in (await client.list_prompts()).prompts}
+        assert prompts == {"answer_with_citations", "summarise_document"}
+        prompt = await client.get_prompt("answer_with_citations", {"question": "How often to descale?"})
+        assert "kb_search" in prompt.messages[0].content.text  # type: ignore[union-attr]
+
+
+async def test_bad_input_is_a_tool_error_the_model_can_act_on(kb: KnowledgeBase) -> None:
+    async with Client(create_server(kb)) as client:
+        too_many = await client.call_tool("kb_search", {"query": "espresso", "k": 50})
+        assert too_many.is_error
+        bad_id = await client.call_tool("kb_ingest", {"documents": [{"id": "../x", "title": "t", "content": "c"}]})
+        assert not bad_id.is_error
+        assert bad_id.structured_content is not None
+        outcome = bad_id.structured_content["results"][0]
+        assert outcome["status"] == "refused" and "invalid document id" in outcome["reason"]
+        blank = await client.call_tool("kb_search", {"query": "   "})
+        assert blank.is_error and "empty" in blank.content[0].text  # type: ignore[union-attr]
+        with pytest.raises(Exception, match="no document"):
+            await client.read_resource("kb://documents/missing")
+
+
+async def test_ingest_reports_progress(kb: KnowledgeBase) -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    long_text = " ".join(["Descale the machine and backflush the group head every week."] * 200)
+    async with Client(create_server(kb)) as client:
+        result = await client.call_tool(
+            "kb_ingest",
+            {"documents": [{"id": "big", "title": "Big", "content": long_text}]},
+            progress_callback=on_progress,
+        )
+    assert not result.is_error
+    assert len(seen) >= 2 and seen[-1][0] == seen[-1][1] == 1
+    assert any(m and "embedding big" in m for _, _, m in seen)

@@ -1,0 +1,50 @@
+"""The real `sextant-kb` process over stdio with the official client: the boundary itself is tested."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _server_command() -> tuple[str, list[str]]:
+    script = shutil.which("sextant-kb", path=str(Path(sys.executable).parent))
+    assert script, "sextant-kb is not installed in this environment: pip install -e '.[dev]'"
+    return script, []
+
+
+async def test_stdio_process_initializes_lists_ingests_and_searches(tmp_path: Path) -> None:
+    command, args = _server_command()
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "SEXTANT_CHROMA_DIR": str(tmp_path / "store"),
+        "SEXTANT_LOG_LEVEL": "WARNING",
+    }
+    # No working directory of its own: the server must not depend on being started in the repo.
+    params = StdioServerParameters(command=command, args=args, env=env, cwd=str(tmp_path))
+    async with Client(params, read_timeout_seconds=120) as client:
+        assert client.server_info is not None and client.server_info.name == "sextant-kb"
+        tools = {t.name for t in (await client.list_tools()).tools}
+        assert tools == {"kb_search", "kb_list", "kb_ingest", "kb_stats"}
+        ingest = await client.call_tool(
+            "kb_ingest",
+            {"documents": [{"id": "tea", "title": "Tea", "content": "Oolong is partially oxidised, 8 to 85 percent."}]},
+        )
+        assert not ingest.is_error
+        found = await client.call_tool("kb_search", {"query": "how oxidised is oolong tea", "k": 1})
+        assert not found.is_error and found.structured_content is not None
+        assert found.structured_content["hits"][0]["document_id"] == "tea"
