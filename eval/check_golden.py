@@ -7,16 +7,21 @@ For every answerable question and every entry of its ``relevant`` list this chec
 
 * ``doc_id`` names exactly one file in the corpus (id = file name stem);
 * ``evidence`` (a verbatim snippet, at most 120 characters) occurs in that document, after
-  normalising both sides (Unicode NFKC, which also expands ligatures such as "ﬁ", and collapsing
-  runs of whitespace, so PDF line breaks do not matter);
+  normalising both sides (Unicode NFKC, which also expands ligatures such as "ﬁ"; a hyphen at a
+  PDF line end followed by a lower-case letter joins the two lines, keeping the hyphen; runs of
+  whitespace collapse to one space, so PDF line breaks do not matter). Table rows are compared in
+  pipe form, "cell | cell | cell": Markdown rows as written, DOCX rows rendered that way;
 * for PDFs: ``page`` (physical, 1-based) is in range, the evidence is on that page, ``page_label``
   equals ``doc[page - 1].get_label()``, and the evidence does not also occur on another page;
 * ``section`` (when given) is the innermost heading above the evidence: Markdown ATX headings,
-  setext headings in .txt files, Heading/Title paragraph styles in DOCX, and for the generated PDFs
-  the headings of their source in eval/corpus/src (matched as whole lines of the page text);
-* kind ``table``: the evidence lies inside a table row (Markdown pipe row, DOCX table cell, or a
-  PDF page whose source holds a table); kind ``deep``: it starts at least 400 words into the
-  document; kind ``multi``: the question cites at least two documents;
+  setext headings in .txt files, Heading/Title paragraph styles in DOCX; for the generated PDFs the
+  headings of their source in eval/corpus/src (matched as whole lines of the page text), and for
+  other PDFs (R-intro) the entries of the PDF outline, located on their pages by their numbered
+  heading text;
+* kind ``table``: the evidence lies inside a table row (Markdown pipe row, DOCX table row, or, for
+  the generated PDFs, a page whose source holds a table; not checked for R-intro);
+* kind ``deep``: the evidence starts at least 400 words into the document;
+* kind ``multi``: the question cites at least two documents;
 * the evidence occurs in no other document of the corpus that the question does not cite.
 
 Unanswerable questions must have ``relevant: []`` and no evidence. The script exits non-zero on any
@@ -37,6 +42,15 @@ from pathlib import Path
 import docx
 import pymupdf
 
+
+def say(msg: str) -> None:
+    sys.stdout.write(msg + "\n")
+
+
+def warn(msg: str) -> None:
+    sys.stderr.write(msg + "\n")
+
+
 EVAL = Path(__file__).resolve().parent
 KINDS = {"fact", "table", "deep", "paraphrase", "multi"}
 DEEP_MIN_WORDS = 400
@@ -46,6 +60,8 @@ MAX_EVIDENCE = 120
 def norm(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     text = text.replace("\u00ad", "")  # soft hyphen
+    # a hyphenated compound broken at the end of a PDF line ("entry-\nlevel") reads "entry-level"
+    text = re.sub(r"(?<=[A-Za-z])-\s*\n\s*(?=[a-z])", "-", text)
     return re.sub(r"\s+", " ", text).strip()
 
 
@@ -64,6 +80,8 @@ class Doc:
     pages: list[tuple[int, int, str]] = field(default_factory=list)  # (start, end, label) per page
     page_texts: list[str] = field(default_factory=list)
     table_pages: set[int] = field(default_factory=set)  # 1-based pages holding a table
+    unlocated_pages: set[int] = field(default_factory=set)  # pages with an outline heading not found
+    has_source: bool = False  # a generated PDF whose Markdown source tells where its tables are
 
     def section_at(self, offset: int) -> str | None:
         best = None
@@ -147,9 +165,9 @@ def load_docx(path: Path) -> Doc:
     d = docx.Document(str(path))
     for block in d.iter_inner_content():
         if isinstance(block, docx.table.Table):
+            # a row is rendered as its cells joined by " | ", the same form as a Markdown pipe row
             for row in block.rows:
-                for cell in row.cells:
-                    b.add(cell.text, table=True)
+                b.add(" | ".join(norm(cell.text) for cell in row.cells), table=True)
         else:
             style = block.style.name if block.style is not None else ""
             b.add(block.text, heading=style.startswith("Heading") or style == "Title")
@@ -189,8 +207,26 @@ def load_pdf(path: Path) -> Doc:
     doc = b.doc(path.stem, "pdf")
     doc.pages, doc.page_texts = pages, page_texts
     source = pdf_source_headings(path.stem)
-    if source is not None:
+    if source is None:
+        # a PDF from elsewhere (R-intro): take headings from its outline, located on their pages
+        for level, title, pno in pdf.get_toc():
+            t = norm(title)
+            if not 1 <= pno <= len(pages):
+                continue
+            if level == 1:
+                pat = r"(?:^|\s)" + re.escape(t) + r"(?=\s|$)"
+            else:  # numbered in the text: "2.7 Index vectors; ..." or "B.1 Invoking R ..."
+                pat = r"(?:^|\s)(?:[A-Z]|\d+)(?:\.\d+)+ " + re.escape(t) + r"(?=\s|$)"
+            m = re.search(pat, page_texts[pno - 1])
+            if m is None:
+                doc.unlocated_pages.add(pno)
+                continue
+            local = m.start() + (1 if m.group(0)[:1].isspace() else 0)
+            doc.headings.append((pages[pno - 1][0] + local, t))
+        doc.headings.sort()
+    else:
         headings, doc.table_pages = source
+        doc.has_source = True
         # locate each heading as a whole line, in order, so a table of contents does not match
         pos = (0, -1)  # (page index, line index) of the previous heading
         for h in headings:
@@ -289,11 +325,18 @@ def check_file(golden: Path, docs: dict[str, Doc], verbose: bool) -> tuple[list[
                 if others:
                     err(f"{did}: evidence also occurs on page(s) {others}; choose a unique snippet")
                 where = [o for o in offsets if start <= o < end] or offsets
-                if q.get("kind") == "table" and page not in doc.table_pages:
+                if q.get("kind") == "table" and doc.has_source and page not in doc.table_pages:
                     err(f"{did}: kind table but page {page} holds no table")
             else:
                 if "page" in r or "page_label" in r:
                     err(f"{did}: page/page_label are only for PDFs")
+            if "section" in r and doc.unlocated_pages:
+                # an outline heading between the found section heading and the evidence could not be
+                # placed in the text, so the innermost section cannot be trusted
+                head = max((h for h in doc.headings if h[0] <= where[0]), default=(0, ""))[0]
+                head_page = next(i + 1 for i, (a, b, _) in enumerate(doc.pages) if head <= b)
+                if any(head_page <= p <= r["page"] for p in doc.unlocated_pages):
+                    err(f"{did}: cannot verify section: an outline heading near page {r['page']} was not located")
             if "section" in r:
                 want = norm(r["section"])
                 got = [doc.section_at(o) for o in where]
@@ -301,9 +344,9 @@ def check_file(golden: Path, docs: dict[str, Doc], verbose: bool) -> tuple[list[
                     err(f"{did}: section is {got[0]!r}, golden says {r['section']!r}")
                 else:
                     where = [o for o, g in zip(where, got, strict=True) if g == want]
-            if q.get("kind") == "table" and doc.fmt != "pdf" and r is rel[0]:
-                if not any(doc.in_table(o, o + len(ev)) for o in where):
-                    err(f"{did}: kind table but the evidence is not inside a table row")
+            in_row = any(doc.in_table(o, o + len(ev)) for o in where)
+            if q.get("kind") == "table" and doc.fmt != "pdf" and r is rel[0] and not in_row:
+                err(f"{did}: kind table but the evidence is not inside a table row")
             if q.get("kind") == "deep" and r is rel[0]:
                 words = doc.words_before(where[0])
                 if words < DEEP_MIN_WORDS:
@@ -313,7 +356,7 @@ def check_file(golden: Path, docs: dict[str, Doc], verbose: bool) -> tuple[list[
                     err(f"evidence {ev_raw!r} also occurs in uncited document {other_id!r}")
             if verbose:
                 loc = f"p{r.get('page')}({r.get('page_label')})" if doc.fmt == "pdf" else ""
-                print(f"  ok {qid} {did} {loc} [{doc.section_at(where[0])}] @{doc.words_before(where[0])}w")
+                say(f"  ok {qid} {did} {loc} [{doc.section_at(where[0])}] @{doc.words_before(where[0])}w")
     return errors, rows
 
 
@@ -353,20 +396,19 @@ def main() -> int:
             "table": sum(q["kind"] == "table" for q in answerable),
             "deep": sum(q["kind"] == "deep" for q in answerable),
             "pdf": sum(
-                any(r["doc_id"] in docs and docs[r["doc_id"]].fmt == "pdf" for r in q["relevant"])
-                for q in answerable
+                any(r["doc_id"] in docs and docs[r["doc_id"]].fmt == "pdf" for r in q["relevant"]) for q in answerable
             ),
         }
         for key, need in minimum.items():
             if counts[key] < need:
                 errors.append(f"{golden.name}: only {counts[key]} {key} questions, need at least {need}")
-        print(summarise(golden.name, rows, docs))
+        say(summarise(golden.name, rows, docs))
     for e in errors:
-        print("FAIL " + e, file=sys.stderr)
+        warn("FAIL " + e)
     if errors:
-        print(f"{len(errors)} problem(s)", file=sys.stderr)
+        warn(f"{len(errors)} problem(s)")
         return 1
-    print("all golden labels verified")
+    say("all golden labels verified")
     return 0
 
 

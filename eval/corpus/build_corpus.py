@@ -23,17 +23,26 @@ import re
 import sys
 import zipfile
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import docx
 import pymupdf
 from docx.shared import Pt
 
+
+def say(msg: str) -> None:
+    sys.stdout.write(msg + "\n")
+
+
+def warn(msg: str) -> None:
+    sys.stderr.write(msg + "\n")
+
+
 HERE = Path(__file__).resolve().parent
 SRC = HERE / "src"
 FIXED_PDF_DATE = "D:20250101000000Z"
-FIXED_DT = datetime(2025, 1, 1, tzinfo=timezone.utc)
+FIXED_DT = datetime(2025, 1, 1, tzinfo=UTC)
 PAGEBREAK = "<!-- pagebreak -->"
 
 
@@ -320,13 +329,13 @@ def main() -> int:
     if args.check:
         stale = [p.name for p, data in files.items() if not p.exists() or p.read_bytes() != data]
         if stale:
-            print("out of date: " + ", ".join(stale), file=sys.stderr)
+            warn("out of date: " + ", ".join(stale))
             return 1
-        print(f"{len(files)} generated files are up to date")
+        say(f"{len(files)} generated files are up to date")
         return 0
     for path, data in files.items():
         path.write_bytes(data)
-        print(f"wrote {path.relative_to(HERE.parent.parent)} ({len(data)} bytes)")
+        say(f"wrote {path.relative_to(HERE.parent.parent)} ({len(data)} bytes)")
     return 0
 
 

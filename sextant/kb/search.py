@@ -28,7 +28,7 @@ SNIPPET_CHARS = 320
 @dataclass(slots=True)
 class _Candidate:
     chunk: StoredChunk
-    scores: Scores = field(default_factory=Scores)
+    scores: Scores = field(default_factory=lambda: Scores())
 
     @property
     def doc_id(self) -> str:

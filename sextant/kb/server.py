@@ -9,11 +9,13 @@ reads paths from disk.
 from __future__ import annotations
 
 import argparse
+import inspect
 import logging
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, cast
 
 import anyio
 import anyio.to_thread
@@ -22,8 +24,9 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp_types import CallToolResult, ResourceLink, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from sextant.kb.documents import LoadedDocument, PageSpan
+from sextant.kb.documents import LoadedDocument, LoadError, join_pages
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
+from sextant.kb.loaders import markdown
 from sextant.kb.results import (
     DetailLevel,
     DocumentList,
@@ -36,6 +39,11 @@ from sextant.kb.store import StoreError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# Re-using an id replaces that document: destructive, but the same call twice changes nothing more.
+REPLACING = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
 INSTRUCTIONS = (
     "Sextant's knowledge base: the user's own documents, split into passages that carry page and "
@@ -74,6 +82,15 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
         "sextant-kb", title="Sextant knowledge base", instructions=INSTRUCTIONS, version=_version(), lifespan=lifespan
     )
 
+    def tool(title: str, annotations: ToolAnnotations) -> Callable[[F], F]:
+        """Register a tool; its docstring, dedented, is the description the model reads."""
+
+        def register(fn: F) -> F:
+            server.add_tool(fn, title=title, description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations)
+            return fn
+
+        return register
+
     async def call(ctx: Context, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         try:
             return await anyio.to_thread.run_sync(partial(fn, *args, **kwargs))
@@ -81,15 +98,9 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
             raise ToolError(str(exc)) from exc
 
     def kb_of(ctx: Context) -> KnowledgeBase:
-        kb_: KnowledgeBase = ctx.request_context.lifespan_context
-        return kb_
+        return cast(KnowledgeBase, ctx.request_context.lifespan_context)
 
-    @server.tool(
-        title="Search the knowledge base",
-        annotations=ToolAnnotations(
-            read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-        ),
-    )
+    @tool("Search the knowledge base", READ_ONLY)
     async def kb_search(
         query: Annotated[str, Field(description="The question or keywords.", min_length=1, max_length=2000)],
         ctx: Context,
@@ -116,22 +127,12 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
             structured_content=result.model_dump(mode="json"),
         )
 
-    @server.tool(
-        title="List documents",
-        annotations=ToolAnnotations(
-            read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-        ),
-    )
+    @tool("List documents", READ_ONLY)
     async def kb_list(ctx: Context) -> DocumentList:
         """List every document in the knowledge base: id, title, chunk count, size, pages, and what it is about."""
         return DocumentList(documents=await call(ctx, kb_of(ctx).documents))
 
-    @server.tool(
-        title="Add text documents",
-        annotations=ToolAnnotations(
-            read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
-        ),
-    )
+    @tool("Add text documents", REPLACING)
     async def kb_ingest(
         documents: Annotated[
             list[IngestDocument],
@@ -147,27 +148,25 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
         kb = kb_of(ctx)
         grouped = _group_pages(documents)
         results: list[IngestOutcome] = []
-        for n, (doc_id, (loaded, source)) in enumerate(grouped.items()):
+        for n, (doc_id, parts) in enumerate(grouped.items()):
 
             def progress(done: int, total: int, message: str, n: int = n) -> None:
                 anyio.from_thread.run(ctx.report_progress, n + done / max(total, 1), len(grouped), message)
 
             try:
+                loaded = _as_document(parts)
                 outcome = await anyio.to_thread.run_sync(
-                    partial(kb.ingest, doc_id, loaded, source=source, progress=progress)
+                    partial(kb.ingest, doc_id, loaded, source=parts[0].source, progress=progress)
                 )
+            except LoadError as exc:
+                outcome = IngestOutcome(id=doc_id, status="refused", reason=exc.reason)
             except (KnowledgeBaseError, StoreError) as exc:
                 outcome = IngestOutcome(id=doc_id, status="refused", reason=str(exc))
             results.append(outcome)
             await ctx.report_progress(n + 1, len(grouped), f"{doc_id}: {outcome.status}")
         return IngestReport(results=results)
 
-    @server.tool(
-        title="Knowledge-base statistics",
-        annotations=ToolAnnotations(
-            read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-        ),
-    )
+    @tool("Knowledge-base statistics", READ_ONLY)
     async def kb_stats(ctx: Context) -> Stats:
         """Counts of documents and chunks, the embedder, whether a reranker is in use, and where the store is."""
         return await call(ctx, kb_of(ctx).stats)
@@ -227,22 +226,22 @@ def _page_links(result: SearchResult) -> list[ResourceLink]:
     return list(seen.values())
 
 
-def _group_pages(items: list[IngestDocument]) -> dict[str, tuple[LoadedDocument, str]]:
-    """Join the items of each id, ordered by page, into one document with page spans."""
+def _group_pages(items: list[IngestDocument]) -> dict[str, list[IngestDocument]]:
+    """The items of each id, in page order (an item without a page comes first)."""
     by_id: dict[str, list[IngestDocument]] = {}
     for item in items:
         by_id.setdefault(item.id, []).append(item)
-    out: dict[str, tuple[LoadedDocument, str]] = {}
-    for doc_id, parts in by_id.items():
-        parts.sort(key=lambda p: p.page or 0)
-        text, pages = "", []
-        for part in parts:
-            start = len(text) + (2 if text else 0)
-            text = f"{text}\n\n{part.content}" if text else part.content
-            if part.page is not None:
-                pages.append(PageSpan(start=start, end=len(text), number=part.page, label=str(part.page)))
-        out[doc_id] = (LoadedDocument(text=text, title=parts[0].title, pages=tuple(pages)), parts[0].source)
-    return out
+    return {doc_id: sorted(parts, key=lambda p: p.page or 0) for doc_id, parts in by_id.items()}
+
+
+def _as_document(parts: list[IngestDocument]) -> LoadedDocument:
+    """Parse each part as Markdown (plain text is valid Markdown) and join them as pages.
+
+    Raises:
+        LoadError: a part has no text.
+    """
+    loaded = [(markdown.load(p.content.encode("utf-8"), f"{p.id}.md"), p.page) for p in parts]
+    return join_pages(loaded, title=parts[0].title)
 
 
 def _version() -> str:
@@ -263,4 +262,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.parse_args(argv)
     from sextant.kb.cli.common import open_knowledge_base
 
-    create_server(open_knowledge_base("sextant-kb")).run()
+    kb = open_knowledge_base("sextant-kb")
+    if sys.stdin.isatty():
+        log.warning("sextant-kb speaks MCP on stdin/stdout: start it from an MCP client (see the README)")
+    create_server(kb).run()

@@ -37,6 +37,7 @@ async def test_tools_are_typed_annotated_and_described(kb: KnowledgeBase) -> Non
     for tool in tools.values():
         assert tool.description and tool.output_schema and tool.annotations
         assert tool.annotations.open_world_hint is False
+        assert not any(line.startswith(" ") for line in tool.description.splitlines())  # dedented for the model
     assert tools["kb_search"].annotations.read_only_hint is True
     assert tools["kb_ingest"].annotations.read_only_hint is False
     k = tools["kb_search"].input_schema["properties"]["k"]
@@ -58,6 +59,7 @@ async def test_ingest_search_list_and_stats(kb: KnowledgeBase) -> None:
         data = result.structured_content
         assert data is not None and data["hits"][0]["document_id"] == "espresso"
         assert data["hits"][0]["scores"]["dense"] > 0
+        assert data["hits"][0]["section"] == "Descaling"  # content is read as Markdown
         # The same JSON travels as text for clients that ignore structuredContent.
         text_blocks = [c for c in result.content if isinstance(c, TextContent)]
         assert json.loads(text_blocks[0].text) == data
@@ -116,6 +118,9 @@ async def test_bad_input_is_a_tool_error_the_model_can_act_on(kb: KnowledgeBase)
         assert bad_id.structured_content is not None
         outcome = bad_id.structured_content["results"][0]
         assert outcome["status"] == "refused" and "invalid document id" in outcome["reason"]
+        whitespace = await client.call_tool("kb_ingest", {"documents": [{"id": "w", "title": "t", "content": " \n "}]})
+        assert whitespace.structured_content is not None
+        assert whitespace.structured_content["results"][0]["status"] == "refused"
         blank = await client.call_tool("kb_search", {"query": "   "})
         assert blank.is_error and "empty" in blank.content[0].text  # type: ignore[union-attr]
         with pytest.raises(Exception, match="no document"):

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pymupdf
 
-from sextant.kb.documents import LoadedDocument
+from sextant.kb.documents import LoadedDocument, PageSpan
 
 WIDTH, HEIGHT = 612.0, 792.0
 FILLER = "the quick brown fox jumps over the lazy dog " * 6
@@ -16,9 +16,16 @@ def new_page(doc: pymupdf.Document) -> pymupdf.Page:
     return doc.new_page(width=WIDTH, height=HEIGHT)
 
 
-def paragraph(page: pymupdf.Page, rect: tuple[float, float, float, float], text: str, **kw: object) -> None:
+def paragraph(
+    page: pymupdf.Page,
+    rect: tuple[float, float, float, float],
+    text: str,
+    fontsize: float = 10,
+    fontname: str = "helv",
+    align: int = 0,
+) -> None:
     """Write ``text`` wrapped into ``rect``; fails loudly if it does not fit."""
-    spare = page.insert_textbox(pymupdf.Rect(*rect), text, fontsize=kw.pop("fontsize", 10), **kw)
+    spare = page.insert_textbox(pymupdf.Rect(*rect), text, fontsize=fontsize, fontname=fontname, align=align)
     assert spare >= 0, f"text does not fit in {rect}"
 
 
@@ -47,6 +54,12 @@ def to_bytes(doc: pymupdf.Document, **save: object) -> bytes:
         return doc.tobytes(**save)
     finally:
         doc.close()
+
+
+def page_of(doc: LoadedDocument, offset: int) -> PageSpan:
+    page = doc.page_at(offset)
+    assert page is not None, f"offset {offset} is on no page"
+    return page
 
 
 def assert_well_formed(doc: LoadedDocument) -> None:

@@ -1,0 +1,508 @@
+"""Knowledge-base benchmark: ingest throughput, BM25 queries/s and warm search latency by stage.
+
+Each comparison is a ratio against a reference measured in the same process, with the two sides
+alternated (A B, B A, ...) over repetitions, because the machine is shared and its speed drifts:
+only a ratio of neighbouring measurements means anything here. Reported values are medians.
+
+1. ingest: ``kb.ingest`` (text -> chunks -> vectors -> Chroma -> BM25) against ``embedder.embed``
+   on exactly the chunks the product cuts, at the pipeline's batch size, on SciFact abstracts.
+2. bm25: ``LexicalIndex.search`` against bm25s used directly (``bm25s.tokenize`` + ``retrieve``),
+   on the chunks of the search store and the SciFact queries, k = 30 as the searcher asks for.
+3. search: warm ``kb.search`` latency per stage (``SearchResult.timings_ms``) on a store of
+   >= 10,000 chunks built by the product's own ingest from SciFact + NFCorpus; the store is cached
+   under ``--out`` keyed by its parameters, because building it embeds every chunk (~20 minutes).
+
+    python bench/bench_kb.py                 # full run, prints Markdown tables
+    python bench/bench_kb.py --quick         # small sizes: a smoke run of the script itself
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import hashlib
+import json
+import os
+import platform
+import pstats
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+# Before any model import: no hub is reachable, and a hub lookup spends ~46 s in retries.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import bm25s  # noqa: E402
+import numpy as np  # noqa: E402
+import Stemmer  # noqa: E402
+
+from sextant.kb import lexical as lexical_module  # noqa: E402
+from sextant.kb import store as store_module  # noqa: E402
+from sextant.kb.chunking import ChunkingConfig, chunk_document  # noqa: E402
+from sextant.kb.documents import LoadedDocument  # noqa: E402
+from sextant.kb.embeddings import Embedder, load_embedder, quiet_model_loading  # noqa: E402
+from sextant.kb.knowledge_base import CHUNKER_VERSION, EMBED_BATCH, KnowledgeBase  # noqa: E402
+from sextant.kb.lexical import LexicalIndex  # noqa: E402
+from sextant.settings import KbSettings  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+DEPTH = 30  # the searcher's candidate depth, so BM25 is measured at the k the product asks for
+STAGES = ("embed", "dense", "lexical", "fuse", "fetch", "cosine", "rerank", "finish", "total")
+THREADS = 1  # torch threads, the product's default; the same on both sides of every ratio
+
+
+@dataclass(frozen=True, slots=True)
+class Doc:
+    doc_id: str
+    title: str
+    text: str
+
+    def loaded(self) -> LoadedDocument:
+        return LoadedDocument(text=self.text, title=self.title)
+
+
+@dataclass(frozen=True, slots=True)
+class Sizes:
+    ingest_docs: int  # SciFact abstracts (~2.5 chunks each at 200 tokens)
+    ingest_reps: int  # subsets; each is timed once per side, in alternating order
+    store_min_chunks: int  # the search store (and the BM25 corpus) grows until it has this many
+    bm25_reps: int
+    warmup_queries: int
+    search_queries: int
+
+
+FULL = Sizes(ingest_docs=240, ingest_reps=6, store_min_chunks=10_000, bm25_reps=8, warmup_queries=5, search_queries=300)
+QUICK = Sizes(ingest_docs=16, ingest_reps=2, store_min_chunks=300, bm25_reps=2, warmup_queries=2, search_queries=20)
+
+
+# --- data ------------------------------------------------------------------------------------------
+
+
+def read_corpus(path: Path, prefix: str) -> list[Doc]:
+    """BEIR documents as the product would ingest them: ``title + " " + text`` (the MTEB convention)."""
+    docs = []
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            text = f"{row.get('title', '')} {row.get('text', '')}".strip()
+            if text:  # an empty document is refused by ingest; it says nothing about speed
+                docs.append(Doc(doc_id=f"{prefix}-{row['_id']}", title=row.get("title", ""), text=text))
+    return docs
+
+
+def read_queries(path: Path) -> list[str]:
+    with path.open(encoding="utf-8") as f:
+        return [q for q in (json.loads(line)["text"].strip() for line in f) if q]
+
+
+def interleave(*lists: Sequence[Any]) -> list[Any]:
+    """a0 b0 a1 b1 ...: so any prefix mixes the corpora."""
+    out: list[Any] = []
+    for i in range(max(map(len, lists))):
+        out.extend(seq[i] for seq in lists if i < len(seq))
+    return out
+
+
+def chunk_texts(docs: Iterable[Doc], embedder: Embedder, config: ChunkingConfig) -> list[list[str]]:
+    """Each document's chunk texts, cut by the product's chunker exactly as ingest cuts them."""
+    return [[c.text for c in chunk_document(d.loaded(), embedder, config)] for d in docs]
+
+
+def until_chunks(docs: Sequence[Doc], embedder: Embedder, config: ChunkingConfig, n: int) -> tuple[list[Doc], list[str]]:
+    """The shortest prefix of ``docs`` with at least ``n`` chunks, and those chunks' texts."""
+    chosen: list[Doc] = []
+    texts: list[str] = []
+    for doc in docs:
+        if len(texts) >= n:
+            break
+        chosen.append(doc)
+        texts.extend(chunk_texts([doc], embedder, config)[0])
+    if len(texts) < n:
+        raise SystemExit(f"the corpora give only {len(texts)} chunks; {n} were asked for")
+    return chosen, texts
+
+
+# --- helpers ----------------------------------------------------------------------------------------
+
+
+def timed(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def fresh_kb(root: Path, embedder: Embedder) -> KnowledgeBase:
+    directory = Path(tempfile.mkdtemp(prefix="store-", dir=root))
+    return KnowledgeBase.open(_settings(directory), embedder=embedder)
+
+
+def _settings(directory: Path) -> KbSettings:
+    return KbSettings(chroma_dir=directory, threads=THREADS, _env_file=None)  # type: ignore[call-arg]
+
+
+def ingest_all(kb: KnowledgeBase, docs: Iterable[Doc]) -> int:
+    return sum(kb.ingest(d.doc_id, d.loaded()).chunks for d in docs)
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)  # stdout carries the report only
+
+
+# --- 1. ingest ----------------------------------------------------------------------------------------
+
+# Where a profiled ingest spends its time: (file suffix, function) -> label. "other" is the rest.
+PROFILE_STAGES = {
+    ("sextant/kb/chunking.py", "chunk_document"): "chunking (chunk_document)",
+    ("sextant/kb/embeddings.py", "embed"): "embedding (Embedder.embed)",
+    ("sextant/kb/store.py", "get_document"): "Chroma read (ChunkStore.get_document)",
+    ("sextant/kb/store.py", "write_document"): "Chroma write (ChunkStore.write_document)",
+    ("sextant/kb/lexical.py", "add"): "BM25 add (LexicalIndex.add)",
+    ("sextant/kb/lexical.py", "save"): "BM25 save (LexicalIndex.save)",
+    ("sextant/kb/knowledge_base.py", "_content_hash"): "content hash",
+}
+
+
+def bench_ingest(docs: list[Doc], embedder: Embedder, reps: int, scratch: Path) -> dict[str, Any]:
+    """Pipeline vs raw embedder chunks/s on the same chunks, alternating which side goes first.
+
+    Three sides per subset: ``pipeline`` (kb.ingest into a fresh store), ``embed`` (the reference:
+    one ``embed`` call over the subset's chunks at batch EMBED_BATCH) and ``embed_per_doc``
+    (a diagnostic: ``embed`` called per document the way ingest calls it, so the gap can be split
+    into batching shape and everything that is not embedding).
+    """
+    config = ChunkingConfig()
+    subsets = [docs[i::reps] for i in range(reps)]
+    per_doc = [chunk_texts(s, embedder, config) for s in subsets]
+
+    # Warm-up outside the timings: the first Chroma client, first torch call and first BM25 save.
+    with tempfile.TemporaryDirectory(dir=scratch) as warm:
+        ingest_all(fresh_kb(Path(warm), embedder), docs[:2])
+
+    def run_side(side: str, i: int, root: Path) -> float:
+        texts = [t for doc in per_doc[i] for t in doc]
+        if side == "pipeline":
+            kb = fresh_kb(root, embedder)  # opening a store is not ingest: outside the timing
+            return timed(lambda: ingest_all(kb, subsets[i]))
+        if side == "embed":
+            return timed(lambda: embedder.embed(texts, batch_size=EMBED_BATCH))
+
+        def calls() -> None:
+            for chunks in per_doc[i]:
+                for lo in range(0, len(chunks), EMBED_BATCH):
+                    embedder.embed(chunks[lo : lo + EMBED_BATCH], batch_size=EMBED_BATCH)
+
+        return timed(calls)
+
+    sides = ("pipeline", "embed", "embed_per_doc")
+    seconds: dict[str, list[float]] = {s: [] for s in sides}
+    chunks = [sum(map(len, p)) for p in per_doc]
+    with tempfile.TemporaryDirectory(dir=scratch) as tmp:
+        for i in range(reps):
+            order = sides if i % 2 == 0 else sides[::-1]  # A B C, C B A, ...: drift cancels
+            for side in order:
+                seconds[side].append(run_side(side, i, Path(tmp)))
+            log(f"ingest rep {i + 1}/{reps}: {chunks[i]} chunks, " + ", ".join(f"{s} {seconds[s][-1]:.1f}s" for s in sides))
+        profile = _profile_ingest(subsets[0], embedder, Path(tmp))
+
+    rates = {s: [c / t for c, t in zip(chunks, seconds[s], strict=True)] for s in sides}
+    return {
+        "docs": len(docs),
+        "chunks": sum(chunks),
+        "chunks_per_rep": chunks,
+        "seconds": seconds,
+        "chunks_per_s": {s: statistics.median(r) for s, r in rates.items()},
+        # Ratio of neighbouring measurements (same subset, same minute), then the median.
+        "ratio_pipeline_vs_embed": statistics.median(
+            a / b for a, b in zip(rates["pipeline"], rates["embed"], strict=True)
+        ),
+        "ratio_per_doc_vs_embed": statistics.median(
+            a / b for a, b in zip(rates["embed_per_doc"], rates["embed"], strict=True)
+        ),
+        "ratio_pipeline_vs_per_doc": statistics.median(
+            a / b for a, b in zip(rates["pipeline"], rates["embed_per_doc"], strict=True)
+        ),
+        "profile": profile,
+    }
+
+
+def _profile_ingest(docs: list[Doc], embedder: Embedder, root: Path) -> dict[str, float]:
+    """Seconds per pipeline stage in one profiled ingest (cProfile: shares, not speeds)."""
+    kb = fresh_kb(root, embedder)
+    profiler = cProfile.Profile()
+    profiler.runcall(ingest_all, kb, docs)
+    table: dict[tuple[str, int, str], tuple[Any, ...]] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    seconds = {label: 0.0 for label in PROFILE_STAGES.values()}
+    total = 0.0
+    for (filename, _, func), (_, _, _, cumtime, _) in table.items():
+        path = filename.replace(os.sep, "/")
+        if path.endswith("sextant/kb/knowledge_base.py") and func == "ingest":
+            total = cumtime
+        for (suffix, name), label in PROFILE_STAGES.items():
+            if path.endswith(suffix) and func == name:
+                seconds[label] += cumtime
+    seconds["other"] = max(0.0, total - sum(seconds.values()))
+    seconds["total"] = total
+    return seconds
+
+
+# --- 2. BM25 ------------------------------------------------------------------------------------------
+
+
+def bench_bm25(texts: list[str], queries: list[str], reps: int) -> dict[str, Any]:
+    """LexicalIndex.search vs bm25s used directly, same chunks, same queries, k = DEPTH."""
+    ids = [f"c{i}" for i in range(len(texts))]
+    index = LexicalIndex()  # in memory: search speed does not depend on where it is saved
+    index.add(ids, texts)
+    stemmer = Stemmer.Stemmer("english")
+    # The same tokenizer settings the product mirrors (bm25s README: stopwords "en", Snowball).
+    retriever = bm25s.BM25(k1=index.k1, b=index.b, method=index.method)
+    retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
+
+    def product() -> None:
+        for q in queries:
+            index.search(q, DEPTH)
+
+    def direct() -> None:
+        for q in queries:
+            tokens = bm25s.tokenize(q, stopwords="en", stemmer=stemmer, show_progress=False)
+            retriever.retrieve(tokens, k=DEPTH, show_progress=False)
+
+    product()  # warm: the first search builds the score matrix
+    direct()
+    agree = _bm25_agreement(index, retriever, stemmer, queries)
+    seconds: dict[str, list[float]] = {"product": [], "bm25s": []}
+    for i in range(reps):
+        order = (("product", product), ("bm25s", direct))
+        for side, fn in order if i % 2 == 0 else order[::-1]:
+            seconds[side].append(timed(fn))
+    qps = {s: [len(queries) / t for t in ts] for s, ts in seconds.items()}
+    return {
+        "chunks": len(texts),
+        "queries": len(queries),
+        "k": DEPTH,
+        "seconds": seconds,
+        "qps": {s: statistics.median(v) for s, v in qps.items()},
+        "ratio_product_vs_bm25s": statistics.median(
+            a / b for a, b in zip(qps["product"], qps["bm25s"], strict=True)
+        ),
+        "score_agreement": agree,
+    }
+
+
+def _bm25_agreement(index: LexicalIndex, retriever: Any, stemmer: Any, queries: list[str]) -> float:
+    """Share of queries whose top-k scores (> 0) equal bm25s's; scores, not ids, so ties cannot differ."""
+    same = 0
+    for q in queries:
+        ours = [h.score for h in index.search(q, DEPTH)]
+        _, scores = retriever.retrieve(
+            bm25s.tokenize(q, stopwords="en", stemmer=stemmer, show_progress=False), k=DEPTH, show_progress=False
+        )
+        theirs = [float(s) for s in scores[0] if s > 0]
+        same += len(ours) == len(theirs) and bool(np.allclose(ours, theirs, rtol=1e-5, atol=1e-6))
+    return same / len(queries)
+
+
+# --- 3. search ----------------------------------------------------------------------------------------
+
+
+def store_key(embedder: Embedder, min_chunks: int) -> dict[str, Any]:
+    """Everything that decides the store's contents; a change gives a new cache folder."""
+    return {
+        "corpora": ["scifact", "nfcorpus"],
+        "order": "interleaved",
+        "min_chunks": min_chunks,
+        "chunk_tokens": _settings(Path(".")).chunk_tokens,
+        "embedder": embedder.name,
+        "chunker_version": CHUNKER_VERSION,
+        "store_format": store_module.FORMAT_VERSION,
+        "lexical_format": lexical_module.FORMAT_VERSION,
+    }
+
+
+def open_store(
+    out: Path, docs: list[Doc], embedder: Embedder, key: dict[str, Any], rebuild: bool
+) -> tuple[KnowledgeBase, dict[str, Any]]:
+    """The cached search store for ``key``, built with ``kb.ingest`` when missing or ``rebuild``.
+
+    A folder without its completion marker (an interrupted build) is resumed: ingest skips the
+    documents already stored as unchanged.
+    """
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
+    directory = out / f"store-{digest}"
+    marker = directory / "bench-store.json"
+    if rebuild and directory.exists():
+        shutil.rmtree(directory)
+    if marker.exists():
+        kb = KnowledgeBase.open(_settings(directory / "kb"), embedder=embedder)
+        return kb, json.loads(marker.read_text(encoding="utf-8"))
+    kb = KnowledgeBase.open(_settings(directory / "kb"), embedder=embedder)
+    log(f"building the search store in {directory} ({len(docs)} documents); reused on later runs")
+    build = _build(kb, docs)
+    info = {"key": key, "chunks": kb.stats().chunks, "documents": kb.stats().documents, "build": build}
+    marker.write_text(json.dumps(info, indent=2), encoding="utf-8")
+    return kb, info
+
+
+def _build(kb: KnowledgeBase, docs: list[Doc], every: int = 500) -> dict[str, Any]:
+    """Ingest ``docs`` one by one, recording chunks/s per block of documents (does ingest slow down?)."""
+    t0 = time.perf_counter()
+    blocks: list[dict[str, float]] = []
+    block_start, block_chunks, resumed = t0, 0, 0
+    for n, doc in enumerate(docs, 1):
+        outcome = kb.ingest(doc.doc_id, doc.loaded())
+        resumed += outcome.status == "unchanged"
+        block_chunks += outcome.chunks
+        if n % every == 0 or n == len(docs):
+            now = time.perf_counter()
+            blocks.append({"docs": n, "store_chunks": kb.store.chunk_count(), "chunks_per_s": block_chunks / (now - block_start)})
+            log(f"  {n}/{len(docs)} documents, {blocks[-1]['store_chunks']} chunks, {blocks[-1]['chunks_per_s']:.1f} chunks/s")
+            block_start, block_chunks = now, 0
+    return {"seconds": time.perf_counter() - t0, "resumed_documents": resumed, "blocks": blocks}
+
+
+def bench_search(kb: KnowledgeBase, queries: list[str], warmup: int, n: int) -> dict[str, Any]:
+    """Warm hybrid ``kb.search`` (k = 5, the tool's default) latency per stage, in ms."""
+    if len(queries) < warmup + n:
+        raise SystemExit(f"need {warmup + n} queries, have {len(queries)}")
+    for q in queries[:warmup]:
+        kb.search(q, 5)
+    per_stage: dict[str, list[float]] = {s: [] for s in (*STAGES, "wall")}
+    abstained = 0
+    for q in queries[warmup : warmup + n]:
+        t0 = time.perf_counter()
+        result = kb.search(q, 5)
+        per_stage["wall"].append((time.perf_counter() - t0) * 1000.0)
+        abstained += result.abstained
+        for stage in STAGES:
+            per_stage[stage].append(result.timings_ms.get(stage, 0.0))
+    summary = {
+        stage: {
+            "p50": float(np.percentile(v, 50)),
+            "p95": float(np.percentile(v, 95)),
+            "mean": float(np.mean(v)),
+        }
+        for stage, v in per_stage.items()
+    }
+    return {"queries": n, "warmup": warmup, "abstained": abstained, "stages_ms": summary}
+
+
+# --- report -------------------------------------------------------------------------------------------
+
+
+def markdown(results: dict[str, Any]) -> str:
+    lines: list[str] = []
+    if ing := results.get("ingest"):
+        c = ing["chunks_per_s"]
+        lines += [
+            f"### Ingest: {ing['docs']} SciFact docs, {ing['chunks']} chunks, {len(ing['chunks_per_rep'])} alternating reps",
+            "",
+            "| side | chunks/s (median) | ratio (median of per-rep ratios) | goal |",
+            "|---|---:|---:|---|",
+            f"| `kb.ingest` pipeline | {c['pipeline']:.2f} | {ing['ratio_pipeline_vs_embed']:.2f}x of embed | >= 0.80x |",
+            f"| `embedder.embed` (all chunks, batch {EMBED_BATCH}) — reference | {c['embed']:.2f} | 1.00x | |",
+            f"| `embedder.embed` per document, as ingest calls it | {c['embed_per_doc']:.2f} "
+            f"| {ing['ratio_per_doc_vs_embed']:.2f}x of embed | (diagnostic) |",
+            "",
+            f"Pipeline vs its own embedding calls: {ing['ratio_pipeline_vs_per_doc']:.2f}x.",
+            "",
+            "| profiled ingest stage | s | share |",
+            "|---|---:|---:|",
+        ]
+        prof = ing["profile"]
+        lines += [f"| {k} | {v:.2f} | {v / prof['total']:.0%} |" for k, v in prof.items() if k != "total"]
+        lines += [f"| total | {prof['total']:.2f} | 100% |", ""]
+    if bm := results.get("bm25"):
+        q = bm["qps"]
+        lines += [
+            f"### BM25: {bm['chunks']} chunks, {bm['queries']} SciFact queries, k={bm['k']}, {len(bm['seconds']['product'])} alternating reps",
+            "",
+            "| side | queries/s (median) | ms/query | ratio | goal |",
+            "|---|---:|---:|---:|---|",
+            f"| `LexicalIndex.search` | {q['product']:.0f} | {1000 / q['product']:.3f} | {bm['ratio_product_vs_bm25s']:.2f}x | >= 1.0x |",
+            f"| bm25s direct (`tokenize` + `retrieve`) — reference | {q['bm25s']:.0f} | {1000 / q['bm25s']:.3f} | 1.00x | |",
+            "",
+            f"Top-{bm['k']} scores identical to bm25s on {bm['score_agreement']:.1%} of queries.",
+            "",
+        ]
+    if se := results.get("search"):
+        st = se["stages_ms"]
+        total = st["total"]["mean"] or 1.0
+        lines += [
+            f"### Warm `kb.search` (hybrid, k=5, no reranker): {se['store_chunks']} chunks, {se['queries']} queries",
+            "",
+            "| stage | p50 ms | p95 ms | mean ms | share of mean total |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for stage, v in st.items():
+            share = "" if stage in ("total", "wall") else f"{v['mean'] / total:.0%}"
+            lines.append(f"| {stage} | {v['p50']:.2f} | {v['p95']:.2f} | {v['mean']:.2f} | {share} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    default_data = Path(os.environ.get("SEXTANT_DATA_DIR", REPO.parent / "shared" / "data"))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=default_data, help="shared data folder (holds beir/)")
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "out", help="cache and scratch folder")
+    parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run of the script")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--rebuild", action="store_true", help="rebuild the cached search store")
+    parser.add_argument("--only", nargs="+", choices=("ingest", "bm25", "search"), default=["ingest", "bm25", "search"])
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else FULL
+    beir = args.data / "beir"
+    if not (beir / "scifact" / "corpus.jsonl").exists():
+        parser.error(f"no BEIR data under {beir}: pass --data or set SEXTANT_DATA_DIR")
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    quiet_model_loading()
+    embedder = load_embedder(_settings(args.out).embedder, THREADS)  # once; torch threads set here
+    import torch
+
+    scifact = read_corpus(beir / "scifact" / "corpus.jsonl", "scifact")
+    nfcorpus = read_corpus(beir / "nfcorpus" / "corpus.jsonl", "nfcorpus")
+    store_docs, store_texts = until_chunks(interleave(scifact, nfcorpus), embedder, ChunkingConfig(), sizes.store_min_chunks)
+    results: dict[str, Any] = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(),
+            "loadavg_start": os.getloadavg(),
+            "python": platform.python_version(),
+            "bm25s": bm25s.__version__,
+            "torch": torch.__version__,
+        },
+        "sizes": asdict(sizes),
+    }
+    if "ingest" in args.only:
+        results["ingest"] = bench_ingest(scifact[: sizes.ingest_docs], embedder, sizes.ingest_reps, args.out)
+    if "bm25" in args.only:
+        queries = read_queries(beir / "scifact" / "queries.jsonl")
+        results["bm25"] = bench_bm25(store_texts, queries[: 200 if args.quick else None], sizes.bm25_reps)
+        log(f"bm25: {results['bm25']['qps']}")
+    if "search" in args.only:
+        kb, info = open_store(args.out, store_docs, embedder, store_key(embedder, sizes.store_min_chunks), args.rebuild)
+        queries = interleave(
+            read_queries(beir / "scifact" / "queries.jsonl"), read_queries(beir / "nfcorpus" / "queries.jsonl")
+        )
+        results["search"] = bench_search(kb, queries, sizes.warmup_queries, sizes.search_queries)
+        results["search"]["store_chunks"] = info["chunks"]
+        results["search"]["store"] = info
+    results["machine"]["loadavg_end"] = os.getloadavg()
+    print(markdown(results))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,226 @@
+"""The PDF loader on drawn PDFs (refusals, labels, fallback) and on the real papers in the shared data."""
+
+from __future__ import annotations
+
+import re
+
+import pymupdf
+import pytest
+
+from sextant.kb.documents import LoadedDocument, LoadError
+from sextant.kb.loaders import load_bytes, pdf
+from tests.conftest import require_data
+from tests.kb.loaders.pdf_factory import FILLER, assert_well_formed, new_page, page_of, paragraph, to_bytes
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _three_page_pdf(**metadata: str) -> bytes:
+    doc = pymupdf.open()
+    for number, body in enumerate(["Cover sheet", "Contents and notes", "Chapter body text"], start=1):
+        page = new_page(doc)
+        paragraph(page, (72, 72, 540, 200), f"{body} on page {number}. {FILLER}")
+    doc.set_page_labels(
+        [
+            {"startpage": 0, "prefix": "T-", "style": "D", "firstpagenum": 1},
+            {"startpage": 1, "prefix": "", "style": "r", "firstpagenum": 1},
+            {"startpage": 2, "prefix": "", "style": "D", "firstpagenum": 1},
+        ]
+    )
+    doc.set_toc([[1, "Contents and notes", 2], [1, "Chapter body text", 3]])
+    if metadata:
+        doc.set_metadata(metadata)
+    return to_bytes(doc)
+
+
+def test_pages_carry_number_and_printed_label() -> None:
+    doc = pdf.load(_three_page_pdf(), "labels.pdf")
+    assert [(p.number, p.label) for p in doc.pages] == [(1, "T-1"), (2, "i"), (3, "1")]
+    for page in doc.pages:
+        assert doc.text[page.start : page.end].startswith(("Cover", "Contents", "Chapter"))
+    # Pages are separated by a blank line, and nothing sits outside a page.
+    assert doc.text[doc.pages[0].end : doc.pages[1].start] == "\n\n"
+    assert_well_formed(doc)
+
+
+def test_pages_without_labels_are_labelled_by_number() -> None:
+    doc = pymupdf.open()
+    for _ in range(2):
+        paragraph(new_page(doc), (72, 72, 540, 200), FILLER)
+    loaded = pdf.load(to_bytes(doc), "plain.pdf")
+    assert [p.label for p in loaded.pages] == ["1", "2"]
+
+
+def test_outline_entries_become_sections_at_their_printed_heading() -> None:
+    doc = pdf.load(_three_page_pdf(), "outline.pdf")
+    assert [s.title for s in doc.sections] == ["Contents and notes", "Chapter body text"]
+    first, second = doc.sections
+    assert doc.text[first.start :].startswith("Contents and notes")
+    assert first.end == second.start and second.end == len(doc.text)
+    assert page_of(doc, second.start).label == "1"
+
+
+def test_title_prefers_meaningful_metadata() -> None:
+    assert pdf.load(_three_page_pdf(title="Field Guide to Owls"), "x.pdf").title == "Field Guide to Owls"
+    # A placeholder a converter wrote is not a title; the first line is better.
+    placeholder = pdf.load(_three_page_pdf(title="Microsoft Word - draft3.docx"), "x.pdf")
+    assert placeholder.title.startswith("Cover sheet on page 1.")
+
+
+def test_the_dispatcher_routes_pdf_suffix() -> None:
+    assert load_bytes(_three_page_pdf(), "Report.PDF").pages[2].label == "1"
+
+
+def test_encrypted_pdf_is_refused() -> None:
+    doc = pymupdf.open()
+    paragraph(new_page(doc), (72, 72, 540, 200), "secret " + FILLER)
+    aes_256 = pymupdf.PDF_ENCRYPT_AES_256  # type: ignore[attr-defined]  # missing from the stubs
+    data = to_bytes(doc, encryption=aes_256, owner_pw="owner", user_pw="user")
+    with pytest.raises(LoadError, match="encrypted") as caught:
+        pdf.load(data, "locked.pdf")
+    assert "password" in caught.value.reason and caught.value.name == "locked.pdf"
+
+
+def test_pdf_with_only_drawings_and_images_is_refused_as_scanned() -> None:
+    doc = pymupdf.open()
+    page = new_page(doc)
+    page.draw_rect(pymupdf.Rect(100, 100, 400, 300), color=(0, 0, 0), fill=(0.5, 0.5, 0.5))
+    pixmap = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 32, 32), False)
+    pixmap.clear_with(200)
+    new_page(doc).insert_image(pymupdf.Rect(72, 72, 300, 300), pixmap=pixmap)
+    with pytest.raises(LoadError, match=r"scanned, no text layer") as caught:
+        pdf.load(to_bytes(doc), "scan.pdf")
+    assert "OCR" in caught.value.reason
+
+
+@pytest.mark.parametrize("data", [b"this is not a pdf at all", b"%PDF-1.7\n\x00\x01\x02 broken", b""])
+def test_unreadable_bytes_are_refused_with_a_reason(data: bytes) -> None:
+    with pytest.raises(LoadError) as caught:
+        pdf.load(data, "junk.pdf")
+    assert caught.value.name == "junk.pdf" and len(caught.value.reason) > 10
+
+
+def test_pypdf_reads_what_pymupdf_cannot(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _three_page_pdf(title="Field Guide to Owls")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("simulated MuPDF failure")
+
+    monkeypatch.setattr(pdf.pymupdf, "open", refuse)
+    doc = pdf.load(data, "fallback.pdf")
+    assert [(p.number, p.label) for p in doc.pages] == [(1, "T-1"), (2, "i"), (3, "1")]
+    assert "Chapter body text on page 3" in doc.text[doc.pages[2].start : doc.pages[2].end]
+    assert [s.title for s in doc.sections] == ["Contents and notes", "Chapter body text"]
+    assert doc.title == "Field Guide to Owls"
+    assert_well_formed(doc)
+
+
+def test_both_readers_failing_names_both_reasons(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(LoadError, match=r"PyMuPDF: .*pypdf: "):
+        pdf.load(b"%PDF-1.4 nothing else", "half.pdf")
+
+
+# --- the real PDFs in the shared data folder -------------------------------------------------
+
+
+def _load_shared(file_name: str) -> LoadedDocument:
+    path = require_data("pdfs", file_name)
+    return pdf.load(path.read_bytes(), file_name)
+
+
+@pytest.fixture(scope="module")
+def r_intro() -> LoadedDocument:
+    return _load_shared("R-intro.pdf")
+
+
+@pytest.fixture(scope="module")
+def sigconf() -> LoadedDocument:
+    return _load_shared("sample-sigconf.pdf")
+
+
+@pytest.fixture(scope="module")
+def pmlr() -> LoadedDocument:
+    return _load_shared("pmlr-sample.pdf")
+
+
+@pytest.fixture(scope="module")
+def elstest() -> LoadedDocument:
+    return _load_shared("elstest-5p.pdf")
+
+
+def test_r_intro_keeps_front_matter_labels(r_intro: LoadedDocument) -> None:
+    labels = [p.label for p in r_intro.pages]
+    assert len(r_intro.pages) == 113 and [p.number for p in r_intro.pages] == list(range(1, 114))
+    assert labels[0] == "T-1"
+    assert labels.index("i") < labels.index("1")
+    assert labels[labels.index("1") + 1] == "2"
+    assert all(r_intro.text[p.start : p.end].strip() for p in r_intro.pages)
+    assert r_intro.title == "An Introduction to R"
+    assert_well_formed(r_intro)
+
+
+def test_r_intro_sections_start_at_their_headings(r_intro: LoadedDocument) -> None:
+    chapter = next(s for s in r_intro.sections if s.title == "1 Introduction and preliminaries")
+    assert r_intro.text[chapter.start :].startswith("1 Introduction and preliminaries")
+    assert page_of(r_intro, chapter.start).label == "2"
+    nested = r_intro.section_at(r_intro.text.index("R is an integrated suite of software facilities"))
+    assert nested is not None and nested.title == "The R environment" and nested.level == 2
+
+
+def test_sigconf_reads_the_left_column_before_the_right(sigconf: LoadedDocument) -> None:
+    text = sigconf.text
+    assert text.index("A clear and well-documented") < text.index("ACM’s consolidated article template")
+    # Page 2: the left column ends mid-sentence and the right column finishes it.
+    assert "paragraph and list definitions, and the use of the \\vspace command" in _squash(text)
+    assert sigconf.title == "The Name of the Title Is Hope"
+    assert_well_formed(sigconf)
+
+
+def test_sigconf_booktabs_tables_are_rows(sigconf: LoadedDocument) -> None:
+    first = sigconf.tables[0]
+    assert first.caption == "Table 1: Frequency of Special Characters"
+    assert first.header == "Non-English or Math | Frequency | Comments"
+    rows = [sigconf.text[r.start : r.end] for r in first.rows]
+    assert "Ø | 1 in 1,000 | For Swedish names" in rows
+    assert page_of(sigconf, first.start).number == 3
+    # The table is written once, as rows, not a second time as prose.
+    assert sigconf.text.count("For Swedish names") == 1
+    assert any(t.caption.startswith("Table 2: Some Typical Commands") for t in sigconf.tables)
+
+
+def test_sigconf_outline_sections(sigconf: LoadedDocument) -> None:
+    intro = next(s for s in sigconf.sections if s.title == "1 Introduction")
+    assert re.match(r"1\s+INTRODUCTION", sigconf.text[intro.start :])
+    styles = next(s for s in sigconf.sections if s.title == "2.1 Template Styles")
+    assert styles.level == 2 and page_of(sigconf, styles.start).number == 2
+
+
+def test_pmlr_tables_have_rows_on_pages_5_to_8(pmlr: LoadedDocument) -> None:
+    pages = {page_of(pmlr, t.start).number for t in pmlr.tables if t.rows}
+    assert {5, 8} <= pages
+    ruled = next(t for t in pmlr.tables if t.caption.startswith("Table 4:"))
+    assert page_of(pmlr, ruled.start).number == 5
+    assert ruled.header == "Dataset | Result"
+    assert [pmlr.text[r.start : r.end] for r in ruled.rows] == [
+        "Data1 | 0.12345",
+        "Data2 | 0.67890",
+        "Data3 | 0.54321",
+        "Data4 | 0.09876",
+    ]
+    captions = {t.caption.split(":")[0] for t in pmlr.tables}
+    assert {"Table 2", "Table 3", "Table 4", "Table 5", "Table 6"} <= captions
+    assert_well_formed(pmlr)
+
+
+def test_elstest_two_columns_and_font_headings(elstest: LoadedDocument) -> None:
+    text = elstest.text
+    left_end = text.index("tunneling through the potential caused")
+    right_start = text.index("by dielectric mismatch on the PMS surface")
+    assert left_end < right_start < left_end + 200  # only the footnote and page number between
+    titles = [s.title for s in elstest.sections]
+    for heading in ("Abstract", "1. Introduction", "3. Results and discussion", "4. Appendix", "References"):
+        assert heading in titles
+    assert elstest.title == "This is a specimen ab title"
+    assert_well_formed(elstest)

@@ -1,0 +1,75 @@
+"""Cross-encoder plumbing and cost, not quality.
+
+No trained cross-encoder can be had offline here, so these tests build one of exactly
+ms-marco-MiniLM-L-6-v2's shape from the packaged MiniLM encoder plus a fresh, seeded one-logit
+head. Its scores are meaningless; what is tested is that the product loads a local cross-encoder
+folder, scores with it, reports it, and degrades to fusion order when one cannot be loaded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sextant.kb.documents import LoadedDocument
+from sextant.kb.embeddings import Embedder, resolve_model_path
+from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.kb.lexical import LexicalIndex
+from sextant.kb.rerank import Reranker
+from sextant.kb.store import ChunkStore
+from sextant.settings import KbSettings
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def untrained_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    torch.manual_seed(0)
+    model = CrossEncoder(resolve_model_path("all-MiniLM-L6-v2"), num_labels=1, device="cpu")
+    folder = tmp_path_factory.mktemp("cross-encoder")
+    model.save(str(folder))
+    return folder
+
+
+def test_plumbing_a_local_cross_encoder_scores_pairs_as_probabilities(untrained_cross_encoder: Path) -> None:
+    reranker = Reranker(str(untrained_cross_encoder))
+    assert reranker.active and reranker.state.active
+    scores = reranker.score("descale", ["Descale every eight weeks.", "Bees swarm in May.", "x"])
+    assert scores.shape == (3,) and ((scores > 0) & (scores < 1)).all()
+    assert reranker.score("q", []).shape == (0,)
+
+
+def test_plumbing_search_reranks_and_reports_rerank_scores(
+    untrained_cross_encoder: Path, tmp_path: Path, embedder: Embedder
+) -> None:
+    settings = KbSettings(chroma_dir=tmp_path, reranker=str(untrained_cross_encoder), _env_file=None)  # type: ignore[call-arg]
+    kb = KnowledgeBase.open(settings, embedder=embedder)
+    assert kb.stats().reranker.active
+    kb.ingest("espresso", LoadedDocument(text="Descale the espresso machine every eight weeks.", title="Espresso"))
+    kb.ingest("bees", LoadedDocument(text="Swarm control for bee colonies starts in May.", title="Bees"))
+    result = kb.search("descale espresso", k=2, abstain=False)
+    assert [h.scored_by for h in result.hits] == ["rerank", "rerank"]
+    rerank_scores = [h.scores.rerank for h in result.hits]
+    assert all(s is not None for s in rerank_scores)
+    assert rerank_scores == sorted(rerank_scores, reverse=True)  # type: ignore[type-var]
+    assert result.timings_ms["rerank"] > 0
+    assert kb.search("descale espresso", mode="rrf", abstain=False).hits[0].scored_by == "rrf"
+
+
+def test_an_unloadable_reranker_is_reported_once_and_search_falls_back_to_fusion(
+    tmp_path: Path, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    missing = tmp_path / "no-such-model"
+    settings = KbSettings(chroma_dir=tmp_path / "store", reranker=str(missing), _env_file=None)  # type: ignore[call-arg]
+    store = ChunkStore.open(path=tmp_path / "store", url=None, embedder=embedder.name, dim=embedder.dim)
+    with caplog.at_level("WARNING"):
+        kb = KnowledgeBase(settings, embedder, store, LexicalIndex.open(tmp_path / "bm25"), Reranker(str(missing)))
+    assert len([r for r in caplog.records if "reranker" in r.getMessage()]) == 1
+    state = kb.stats().reranker
+    assert not state.active and "could not be loaded" in state.detail and "fusion" in state.detail
+    kb.ingest("espresso", LoadedDocument(text="Descale the espresso machine every eight weeks.", title="Espresso"))
+    assert kb.search("descale espresso", k=1).hits[0].scored_by == "rrf"
