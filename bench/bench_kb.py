@@ -40,18 +40,18 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import bm25s  # noqa: E402
-import numpy as np  # noqa: E402
-import Stemmer  # noqa: E402
+import bm25s
+import numpy as np
+import Stemmer
 
-from sextant.kb import lexical as lexical_module  # noqa: E402
-from sextant.kb import store as store_module  # noqa: E402
-from sextant.kb.chunking import ChunkingConfig, chunk_document  # noqa: E402
-from sextant.kb.documents import LoadedDocument  # noqa: E402
-from sextant.kb.embeddings import Embedder, load_embedder, quiet_model_loading  # noqa: E402
-from sextant.kb.knowledge_base import CHUNKER_VERSION, EMBED_BATCH, KnowledgeBase  # noqa: E402
-from sextant.kb.lexical import LexicalIndex  # noqa: E402
-from sextant.settings import KbSettings  # noqa: E402
+from sextant.kb import lexical as lexical_module
+from sextant.kb import store as store_module
+from sextant.kb.chunking import ChunkingConfig, chunk_document
+from sextant.kb.documents import LoadedDocument
+from sextant.kb.embeddings import Embedder, load_embedder, quiet_model_loading
+from sextant.kb.knowledge_base import CHUNKER_VERSION, EMBED_BATCH, KnowledgeBase
+from sextant.kb.lexical import LexicalIndex
+from sextant.settings import KbSettings
 
 REPO = Path(__file__).resolve().parent.parent
 DEPTH = 30  # the searcher's candidate depth, so BM25 is measured at the k the product asks for
@@ -116,7 +116,9 @@ def chunk_texts(docs: Iterable[Doc], embedder: Embedder, config: ChunkingConfig)
     return [[c.text for c in chunk_document(d.loaded(), embedder, config)] for d in docs]
 
 
-def until_chunks(docs: Sequence[Doc], embedder: Embedder, config: ChunkingConfig, n: int) -> tuple[list[Doc], list[str]]:
+def until_chunks(
+    docs: Sequence[Doc], embedder: Embedder, config: ChunkingConfig, n: int
+) -> tuple[list[Doc], list[str]]:
     """The shortest prefix of ``docs`` with at least ``n`` chunks, and those chunks' texts."""
     chosen: list[Doc] = []
     texts: list[str] = []
@@ -145,7 +147,7 @@ def fresh_kb(root: Path, embedder: Embedder) -> KnowledgeBase:
 
 
 def _settings(directory: Path) -> KbSettings:
-    return KbSettings(chroma_dir=directory, threads=THREADS, _env_file=None)  # type: ignore[call-arg]
+    return KbSettings(chroma_dir=directory, threads=THREADS, _env_file=None)
 
 
 def ingest_all(kb: KnowledgeBase, docs: Iterable[Doc]) -> int:
@@ -209,8 +211,11 @@ def bench_ingest(docs: list[Doc], embedder: Embedder, reps: int, scratch: Path) 
             order = sides if i % 2 == 0 else sides[::-1]  # A B C, C B A, ...: drift cancels
             for side in order:
                 seconds[side].append(run_side(side, i, Path(tmp)))
-            log(f"ingest rep {i + 1}/{reps}: {chunks[i]} chunks, " + ", ".join(f"{s} {seconds[s][-1]:.1f}s" for s in sides))
-        profile = _profile_ingest(subsets[0], embedder, Path(tmp))
+            log(
+                f"ingest rep {i + 1}/{reps}: {chunks[i]} chunks, "
+                + ", ".join(f"{s} {seconds[s][-1]:.1f}s" for s in sides)
+            )
+        profile = _profile_ingest(fresh_kb(Path(tmp), embedder), subsets[0])
 
     rates = {s: [c / t for c, t in zip(chunks, seconds[s], strict=True)] for s in sides}
     return {
@@ -233,9 +238,8 @@ def bench_ingest(docs: list[Doc], embedder: Embedder, reps: int, scratch: Path) 
     }
 
 
-def _profile_ingest(docs: list[Doc], embedder: Embedder, root: Path) -> dict[str, float]:
+def _profile_ingest(kb: KnowledgeBase, docs: list[Doc]) -> dict[str, float]:
     """Seconds per pipeline stage in one profiled ingest (cProfile: shares, not speeds)."""
-    kb = fresh_kb(root, embedder)
     profiler = cProfile.Profile()
     profiler.runcall(ingest_all, kb, docs)
     table: dict[tuple[str, int, str], tuple[Any, ...]] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
@@ -290,9 +294,7 @@ def bench_bm25(texts: list[str], queries: list[str], reps: int) -> dict[str, Any
         "k": DEPTH,
         "seconds": seconds,
         "qps": {s: statistics.median(v) for s, v in qps.items()},
-        "ratio_product_vs_bm25s": statistics.median(
-            a / b for a, b in zip(qps["product"], qps["bm25s"], strict=True)
-        ),
+        "ratio_product_vs_bm25s": statistics.median(a / b for a, b in zip(qps["product"], qps["bm25s"], strict=True)),
         "score_agreement": agree,
     }
 
@@ -362,10 +364,41 @@ def _build(kb: KnowledgeBase, docs: list[Doc], every: int = 500) -> dict[str, An
         block_chunks += outcome.chunks
         if n % every == 0 or n == len(docs):
             now = time.perf_counter()
-            blocks.append({"docs": n, "store_chunks": kb.store.chunk_count(), "chunks_per_s": block_chunks / (now - block_start)})
-            log(f"  {n}/{len(docs)} documents, {blocks[-1]['store_chunks']} chunks, {blocks[-1]['chunks_per_s']:.1f} chunks/s")
+            blocks.append(
+                {"docs": n, "store_chunks": kb.store.chunk_count(), "chunks_per_s": block_chunks / (now - block_start)}
+            )
+            log(
+                f"  {n}/{len(docs)} documents, {blocks[-1]['store_chunks']} chunks, "
+                f"{blocks[-1]['chunks_per_s']:.1f} chunks/s"
+            )
             block_start, block_chunks = now, 0
     return {"seconds": time.perf_counter() - t0, "resumed_documents": resumed, "blocks": blocks}
+
+
+def bench_ingest_at_scale(store_dir: Path, docs: list[Doc], embedder: Embedder, scratch: Path) -> dict[str, Any]:
+    """A few more documents ingested into copies of the big store: does per-document cost grow with it?
+
+    One copy is timed (against ``embed`` on the same chunks, measured right after), one is profiled;
+    copies, so the cached store stays as built.
+    """
+    texts = [t for doc in chunk_texts(docs, embedder, ChunkingConfig()) for t in doc]
+    with tempfile.TemporaryDirectory(dir=scratch) as tmp:
+        kbs = {}
+        for name in ("timed", "profiled"):
+            shutil.copytree(store_dir, Path(tmp) / name)
+            kbs[name] = KnowledgeBase.open(_settings(Path(tmp) / name), embedder=embedder)
+        pipeline = timed(lambda: ingest_all(kbs["timed"], docs))
+        embed = timed(lambda: embedder.embed(texts, batch_size=EMBED_BATCH))
+        profile = _profile_ingest(kbs["profiled"], docs)
+        store_chunks = kbs["timed"].store.chunk_count()
+    return {
+        "docs": len(docs),
+        "chunks": len(texts),
+        "store_chunks_after": store_chunks,
+        "chunks_per_s": {"pipeline": len(texts) / pipeline, "embed": len(texts) / embed},
+        "ratio_pipeline_vs_embed": embed / pipeline,
+        "profile": profile,
+    }
 
 
 def bench_search(kb: KnowledgeBase, queries: list[str], warmup: int, n: int) -> dict[str, Any]:
@@ -402,11 +435,13 @@ def markdown(results: dict[str, Any]) -> str:
     if ing := results.get("ingest"):
         c = ing["chunks_per_s"]
         lines += [
-            f"### Ingest: {ing['docs']} SciFact docs, {ing['chunks']} chunks, {len(ing['chunks_per_rep'])} alternating reps",
+            f"### Ingest: {ing['docs']} SciFact docs, {ing['chunks']} chunks, "
+            f"{len(ing['chunks_per_rep'])} alternating reps",
             "",
             "| side | chunks/s (median) | ratio (median of per-rep ratios) | goal |",
             "|---|---:|---:|---|",
-            f"| `kb.ingest` pipeline | {c['pipeline']:.2f} | {ing['ratio_pipeline_vs_embed']:.2f}x of embed | >= 0.80x |",
+            f"| `kb.ingest` pipeline | {c['pipeline']:.2f} "
+            f"| {ing['ratio_pipeline_vs_embed']:.2f}x of embed | >= 0.80x |",
             f"| `embedder.embed` (all chunks, batch {EMBED_BATCH}) — reference | {c['embed']:.2f} | 1.00x | |",
             f"| `embedder.embed` per document, as ingest calls it | {c['embed_per_doc']:.2f} "
             f"| {ing['ratio_per_doc_vs_embed']:.2f}x of embed | (diagnostic) |",
@@ -417,17 +452,32 @@ def markdown(results: dict[str, Any]) -> str:
             "|---|---:|---:|",
         ]
         prof = ing["profile"]
-        lines += [f"| {k} | {v:.2f} | {v / prof['total']:.0%} |" for k, v in prof.items() if k != "total"]
-        lines += [f"| total | {prof['total']:.2f} | 100% |", ""]
+        lines += _profile_rows(prof)
+    if sc := results.get("ingest_at_scale"):
+        c = sc["chunks_per_s"]
+        lines += [
+            f"### Ingest into the {sc['store_chunks_after'] - sc['chunks']}-chunk store "
+            f"(diagnostic, one pass): {sc['docs']} docs, {sc['chunks']} chunks",
+            "",
+            f"`kb.ingest` {c['pipeline']:.2f} chunks/s vs `embed` {c['embed']:.2f} chunks/s: "
+            f"{sc['ratio_pipeline_vs_embed']:.2f}x.",
+            "",
+            "| profiled ingest stage | s | share |",
+            "|---|---:|---:|",
+        ]
+        lines += _profile_rows(sc["profile"])
     if bm := results.get("bm25"):
         q = bm["qps"]
         lines += [
-            f"### BM25: {bm['chunks']} chunks, {bm['queries']} SciFact queries, k={bm['k']}, {len(bm['seconds']['product'])} alternating reps",
+            f"### BM25: {bm['chunks']} chunks, {bm['queries']} SciFact queries, k={bm['k']}, "
+            f"{len(bm['seconds']['product'])} alternating reps",
             "",
             "| side | queries/s (median) | ms/query | ratio | goal |",
             "|---|---:|---:|---:|---|",
-            f"| `LexicalIndex.search` | {q['product']:.0f} | {1000 / q['product']:.3f} | {bm['ratio_product_vs_bm25s']:.2f}x | >= 1.0x |",
-            f"| bm25s direct (`tokenize` + `retrieve`) — reference | {q['bm25s']:.0f} | {1000 / q['bm25s']:.3f} | 1.00x | |",
+            f"| `LexicalIndex.search` | {q['product']:.0f} | {1000 / q['product']:.3f} "
+            f"| {bm['ratio_product_vs_bm25s']:.2f}x | >= 1.0x |",
+            f"| bm25s direct (`tokenize` + `retrieve`) — reference | {q['bm25s']:.0f} "
+            f"| {1000 / q['bm25s']:.3f} | 1.00x | |",
             "",
             f"Top-{bm['k']} scores identical to bm25s on {bm['score_agreement']:.1%} of queries.",
             "",
@@ -446,6 +496,12 @@ def markdown(results: dict[str, Any]) -> str:
             lines.append(f"| {stage} | {v['p50']:.2f} | {v['p95']:.2f} | {v['mean']:.2f} | {share} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _profile_rows(prof: dict[str, float]) -> list[str]:
+    total = prof["total"] or 1.0
+    rows = [f"| {k} | {v:.2f} | {v / total:.0%} |" for k, v in prof.items() if k != "total"]
+    return [*rows, f"| total | {prof['total']:.2f} | 100% |", ""]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -470,7 +526,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     scifact = read_corpus(beir / "scifact" / "corpus.jsonl", "scifact")
     nfcorpus = read_corpus(beir / "nfcorpus" / "corpus.jsonl", "nfcorpus")
-    store_docs, store_texts = until_chunks(interleave(scifact, nfcorpus), embedder, ChunkingConfig(), sizes.store_min_chunks)
+    all_docs = interleave(scifact, nfcorpus)
+    store_docs, store_texts = until_chunks(all_docs, embedder, ChunkingConfig(), sizes.store_min_chunks)
     results: dict[str, Any] = {
         "machine": {
             "cpus": os.cpu_count(),
@@ -496,6 +553,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         results["search"] = bench_search(kb, queries, sizes.warmup_queries, sizes.search_queries)
         results["search"]["store_chunks"] = info["chunks"]
         results["search"]["store"] = info
+        extra = all_docs[len(store_docs) : len(store_docs) + (8 if args.quick else 30)]
+        results["ingest_at_scale"] = bench_ingest_at_scale(kb.settings.store_dir(), extra, embedder, args.out)
     results["machine"]["loadavg_end"] = os.getloadavg()
     print(markdown(results))
     if args.json:

@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/sextant-ingest -r eval/corpus
+.venv/bin/sextant-ingest -r eval/corpus/documents
 .venv/bin/python scripts/ask.py "${1:-How often should the espresso machine be descaled?}"

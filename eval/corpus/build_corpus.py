@@ -41,6 +41,7 @@ def warn(msg: str) -> None:
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE / "src"
+DOCS = HERE / "documents"
 FIXED_PDF_DATE = "D:20250101000000Z"
 FIXED_DT = datetime(2025, 1, 1, tzinfo=UTC)
 PAGEBREAK = "<!-- pagebreak -->"
@@ -316,8 +317,8 @@ def build_docx(doc_id: str) -> bytes:
 
 
 def build_all() -> dict[Path, bytes]:
-    files = {HERE / f"{s.doc_id}.pdf": build_pdf(s) for s in PDFS}
-    files.update({HERE / f"{d}.docx": build_docx(d) for d in DOCXS})
+    files = {DOCS / f"{s.doc_id}.pdf": build_pdf(s) for s in PDFS}
+    files.update({DOCS / f"{d}.docx": build_docx(d) for d in DOCXS})
     return files
 
 

@@ -44,7 +44,7 @@ def load(data: bytes, name: str) -> LoadedDocument:
         if isinstance(block, Table):
             table_number += 1
             header, rows = table_lines(block, table_number, name)
-            if header or rows:
+            if header:
                 tables.append(out.table(header, rows, caption=_caption(previous)))
             previous = None
             continue
@@ -104,7 +104,7 @@ def _caption(previous: Paragraph | None) -> str:
 
 
 def table_lines(table: Table, number: int, name: str) -> tuple[str, list[str]]:
-    """The header line and body row lines of a table; rows whose cells are all empty are dropped.
+    """The header line (the first row) and body row lines of a table; empty rows are dropped.
 
     Raises:
         LoadError: the table (``number``, 1-based in document order) has merged or nested cells.
@@ -113,10 +113,9 @@ def table_lines(table: Table, number: int, name: str) -> tuple[str, list[str]]:
     lines = []
     for row in table.rows:
         cells = [" ".join(cell.text.split()) for cell in row.cells]
-        lines.append(CELL_SEPARATOR.join(cells) if any(cells) else "")
-    if not lines:
-        return "", []
-    return lines[0], [line for line in lines[1:] if line]
+        if any(cells):
+            lines.append(CELL_SEPARATOR.join(cells))
+    return (lines[0], lines[1:]) if lines else ("", [])
 
 
 def _refuse_irregular(table: Table, number: int, name: str) -> None:

@@ -18,7 +18,7 @@ import pymupdf
 
 from sextant.kb.documents import LoadedDocument, LoadError, PageSpan, TableSpan
 from sextant.kb.loaders.builder import Heading, TextBuilder, clean_title, close_sections, stem
-from sextant.kb.loaders.pdf_layout import Block, read_blocks, reading_order
+from sextant.kb.loaders.pdf_layout import Block, page_width, read_blocks, reading_order
 from sextant.kb.loaders.pdf_sections import PlacedBlock, font_headings, largest_line, outline_headings
 from sextant.kb.loaders.pdf_tables import FoundTable, find_tables
 
@@ -32,8 +32,11 @@ _NO_TEXT = (
     "scanned, no text layer: every page is an image; run OCR on it first "
     "(e.g. `ocrmypdf in.pdf out.pdf`) and add the OCR'd file"
 )
+_NO_PAGES = "the PDF has no pages; it may be truncated or damaged, so export or download it again"
 _ENCRYPTED = "encrypted: it needs a password to open; save a copy without the password and add that"
-_META_TITLE_JUNK = ("untitled", "microsoft word - ", "title", "document")
+# Metadata titles that converters write when the author set none.
+_PLACEHOLDER_TITLES = frozenset({"untitled", "title", "document", "slide 1"})
+_CONVERTER_PREFIXES = ("microsoft word - ", "microsoft powerpoint - ")
 _FILE_SUFFIXES = (".doc", ".docx", ".dvi", ".tex", ".pdf", ".ps", ".indd", ".rtf", ".odt")
 
 
@@ -53,7 +56,7 @@ def load(data: bytes, name: str) -> LoadedDocument:
         if document.needs_pass:
             raise LoadError(name, _ENCRYPTED)
         if document.page_count == 0:
-            raise LoadError(name, "the PDF has no pages")
+            raise LoadError(name, _NO_PAGES)
         try:
             return _load_with_pymupdf(document, name)
         except LoadError:
@@ -75,7 +78,7 @@ def _load_with_pymupdf(document: pymupdf.Document, name: str) -> LoadedDocument:
         table_boxes = [table.bbox for table in found]
         kept = [rest for block in blocks if (rest := block.without(table_boxes)) is not None]
         items: list[Block | FoundTable] = [*kept, *found]
-        order = reading_order([item.bbox for item in items], [_weight(item) for item in items], page.rect.width)
+        order = reading_order([item.bbox for item in items], [_weight(item) for item in items], page_width(page))
         start: int | None = None
         for index in order:
             item = items[index]
@@ -121,9 +124,10 @@ def _meta_title(metadata: dict[str, Any] | None) -> str:
     """The metadata title, unless it is empty or a placeholder some tool wrote there."""
     title = clean_title(str((metadata or {}).get("title") or ""))
     lowered = title.lower()
-    if len(title) < 3 or lowered.endswith(_FILE_SUFFIXES) or lowered.startswith(_META_TITLE_JUNK[1]):
+    placeholder = lowered in _PLACEHOLDER_TITLES or lowered.startswith(_CONVERTER_PREFIXES)
+    if len(title) < 3 or placeholder or lowered.endswith(_FILE_SUFFIXES):
         return ""
-    return "" if lowered in _META_TITLE_JUNK else title
+    return title
 
 
 def _first_line(text: str) -> str:
@@ -148,7 +152,7 @@ def _load_with_pypdf(data: bytes, name: str, first_error: str) -> LoadedDocument
     except Exception as exc:
         raise LoadError(name, f"not a readable PDF ({first_error}; pypdf: {exc})") from exc
     if not texts:
-        raise LoadError(name, "the PDF has no pages")
+        raise LoadError(name, _NO_PAGES)
     out = TextBuilder()
     pages = []
     for index, page_text in enumerate(texts):

@@ -10,9 +10,11 @@ column first, then right column. Any other page is read top to bottom, left to r
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+import pymupdf
 
 Box = tuple[float, float, float, float]
 Column = Literal["left", "right", "span"]
@@ -67,6 +69,11 @@ class Block:
         return Block(union(line.bbox for line in kept), kept) if kept else None
 
 
+def page_width(page: pymupdf.Page) -> float:
+    """The page's width in the unrotated space that text coordinates are given in."""
+    return float(page.rect.height if page.rotation % 180 else page.rect.width)
+
+
 def read_blocks(page_dict: dict[str, Any]) -> list[Block]:
     """Text blocks from ``page.get_text("dict")``, dropping images and whitespace-only lines."""
     blocks: list[Block] = []
@@ -112,7 +119,7 @@ def join_lines(lines: Sequence[str]) -> str:
     return out
 
 
-def union(boxes: Any) -> Box:
+def union(boxes: Iterable[Box]) -> Box:
     """The smallest box holding all of ``boxes``."""
     x0s, y0s, x1s, y1s = zip(*boxes, strict=True)
     return (min(x0s), min(y0s), max(x1s), max(y1s))
@@ -124,15 +131,15 @@ def center_in(inner: Box, outer: Box, pad: float = 1.0) -> bool:
     return outer[0] - pad <= cx <= outer[2] + pad and outer[1] - pad <= cy <= outer[3] + pad
 
 
-def column_of(box: Box, page_width: float) -> Column:
+def column_of(box: Box, width: float) -> Column:
     """Which side of the page's middle a box sits on; "span" when it crosses the gutter."""
-    middle, tolerance = page_width / 2, page_width * _GUTTER_TOLERANCE
+    middle, tolerance = width / 2, width * _GUTTER_TOLERANCE
     if box[0] < middle - tolerance and box[2] > middle + tolerance:
         return "span"
     return "left" if (box[0] + box[2]) / 2 < middle else "right"
 
 
-def is_two_column(boxes: Sequence[Box], weights: Sequence[int], page_width: float) -> bool:
+def is_two_column(boxes: Sequence[Box], weights: Sequence[int], width: float) -> bool:
     """True when both columns hold column-wide blocks with a fair share of the text, side by side.
 
     Only blocks at least ``_MIN_COLUMN_WIDTH`` of the page wide count, so that page numbers,
@@ -142,9 +149,9 @@ def is_two_column(boxes: Sequence[Box], weights: Sequence[int], page_width: floa
     sides: dict[Column, list[Box]] = {"left": [], "right": [], "span": []}
     shares: dict[Column, int] = {"left": 0, "right": 0, "span": 0}
     for box, weight in zip(boxes, weights, strict=True):
-        if box[2] - box[0] < _MIN_COLUMN_WIDTH * page_width:
+        if box[2] - box[0] < _MIN_COLUMN_WIDTH * width:
             continue
-        side = column_of(box, page_width)
+        side = column_of(box, width)
         sides[side].append(box)
         shares[side] += weight
     if min(shares["left"], shares["right"]) < _MIN_COLUMN_SHARE * total:
@@ -152,12 +159,12 @@ def is_two_column(boxes: Sequence[Box], weights: Sequence[int], page_width: floa
     return any(a[1] < b[3] and b[1] < a[3] for a in sides["left"] for b in sides["right"])
 
 
-def reading_order(boxes: Sequence[Box], weights: Sequence[int], page_width: float) -> list[int]:
+def reading_order(boxes: Sequence[Box], weights: Sequence[int], width: float) -> list[int]:
     """The indices of ``boxes`` in reading order (``weights`` are their text lengths)."""
     by_position = sorted(range(len(boxes)), key=lambda i: (boxes[i][1], boxes[i][0]))
-    if not is_two_column(boxes, weights, page_width):
+    if not is_two_column(boxes, weights, width):
         return by_position
-    sides = [column_of(box, page_width) for box in boxes]
+    sides = [column_of(box, width) for box in boxes]
     order: list[int] = []
     pending = [i for i in by_position if sides[i] != "span"]
 

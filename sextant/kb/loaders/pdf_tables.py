@@ -22,7 +22,7 @@ from typing import Any
 import pymupdf
 
 from sextant.kb.loaders.builder import CAPTION_RE
-from sextant.kb.loaders.pdf_layout import Block, Box, center_in, column_of
+from sextant.kb.loaders.pdf_layout import Block, Box, center_in, column_of, page_width
 
 Word = tuple[float, float, float, float, str, int, int, int]  # ``page.get_text("words")``
 Rows = list[list[str]]
@@ -67,7 +67,7 @@ def find_tables(page: pymupdf.Page, blocks: Sequence[Block], words: Sequence[Wor
     for index, block in enumerate(captions):
         if index in used:
             continue
-        region = _region_below(block, blocks, words, page.rect.width)
+        region = _region_below(block, blocks, words, page_width(page))
         if region is None or any(_overlaps(region, table.bbox) for table in tables):
             continue
         rows = _text_rows(words, region)
@@ -101,8 +101,10 @@ def _rules(page: pymupdf.Page) -> tuple[list[Box], list[Box]]:
                 edges = [(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))]
             elif item[0] == "re":
                 x0, y0, x1, y1 = item[1]
-                thin = x1 - x0 < 2 or y1 - y0 < 2
-                edges = [(x0, y0, x1, y1)] if thin else [(x0, y0, x1, y0), (x0, y1, x1, y1), (x0, y0, x0, y1)]
+                thin = x1 - x0 < 2 or y1 - y0 < 2  # a rule drawn as a filled sliver
+                edges = [(x0, y0, x1, y1)]
+                if not thin:
+                    edges = [(x0, y0, x1, y0), (x0, y1, x1, y1), (x0, y0, x0, y1), (x1, y0, x1, y1)]
             else:
                 continue
             for ex0, ey0, ex1, ey1 in edges:

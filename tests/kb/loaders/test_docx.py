@@ -84,6 +84,18 @@ def test_each_table_is_a_header_line_and_one_line_per_row(handbook: LoadedDocume
     assert (hours.caption, bays.caption, keys.caption) == ("Table 1: Opening hours", "Table 2. Bays per floor", "")
 
 
+def test_leading_empty_rows_do_not_make_an_empty_header() -> None:
+    document = docx.Document()
+    _table(document, [["", ""], ["Name", "Role"], ["Ada", "Engineer"]])
+    _table(document, [["Only", "a header"]])
+    loaded = docx_loader.load(_save(document), "sparse.docx")
+    first, second = loaded.tables
+    assert (first.header, [loaded.text[r.start : r.end] for r in first.rows]) == ("Name | Role", ["Ada | Engineer"])
+    assert (second.header, second.rows) == ("Only | a header", ())
+    assert loaded.title == "sparse"
+    assert_well_formed(loaded)
+
+
 def test_core_properties_title_wins_and_the_dispatcher_routes_docx() -> None:
     document = docx.Document()
     document.core_properties.title = "Quarterly Review"

@@ -11,6 +11,7 @@ from sextant.kb.loaders.pdf_layout import (
     column_of,
     is_two_column,
     join_lines,
+    page_width,
     read_blocks,
     reading_order,
 )
@@ -102,3 +103,15 @@ def test_block_without_drops_lines_inside_a_box() -> None:
     assert trimmed is not None and trimmed.text == "keep me" and trimmed.bbox == (10, 10, 100, 20)
     assert block.without([(0, 0, 200, 50)]) is None
     assert block.without([]) is block
+
+
+def test_a_rotated_two_column_page_is_judged_in_text_coordinates() -> None:
+    doc = pymupdf.open()
+    page = new_page(doc)
+    paragraph(page, (RIGHT[0], 100, RIGHT[1], 300), "RIGHT one " + FILLER)
+    paragraph(page, (LEFT[0], 100, LEFT[1], 300), "LEFT one " + FILLER)
+    paragraph(page, (LEFT[0], 320, LEFT[1], 500), "LEFT two " + FILLER)
+    page.set_rotation(90)
+    assert page_width(page) == WIDTH
+    loaded = pdf.load(to_bytes(doc), "rotated.pdf")
+    assert loaded.text.index("LEFT two") < loaded.text.index("RIGHT one")
