@@ -382,7 +382,11 @@ def main() -> int:
     errors: list[str] = []
     sets = [
         # file, corpus folder, minimum counts: total, unanswerable, table, deep, PDF-page questions
-        (EVAL / "golden.jsonl", EVAL / "corpus" / "documents", dict(total=70, unanswerable=12, table=4, deep=8, pdf=10)),
+        (
+            EVAL / "golden.jsonl",
+            EVAL / "corpus" / "documents",
+            dict(total=70, unanswerable=12, table=4, deep=8, pdf=10),
+        ),
         (EVAL / "golden-large.jsonl", EVAL / "corpus-large", dict(total=30, unanswerable=5, pdf=25)),
     ]
     for golden, folder, minimum in sets:

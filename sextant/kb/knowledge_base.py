@@ -207,11 +207,12 @@ class KnowledgeBase:
         detail: DetailLevel = "snippets",
         mode: SearchMode = "hybrid",
         abstain: bool = True,
+        depth: int | None = None,
     ) -> SearchResult:
         """See ``Searcher.search``."""
         if not query.strip():
             raise KnowledgeBaseError("the query is empty; ask a question or give keywords")
-        return self.searcher.search(query, k, doc_ids=doc_ids, detail=detail, mode=mode, abstain=abstain)
+        return self.searcher.search(query, k, doc_ids=doc_ids, detail=detail, mode=mode, abstain=abstain, depth=depth)
 
     def documents(self) -> list[DocumentInfo]:
         return [_info(r) for r in self.store.list_documents()]

@@ -52,6 +52,8 @@ class SearchResult(BaseModel):
     hits: list[Hit]
     abstained: bool = Field(description="True when no passage is relevant enough to cite.")
     reason: str = Field(description="Why these hits, or why none.")
+    best_dense: float = Field(description="Highest cosine between the query and any candidate passage.")
+    matched_terms: int = Field(description="Distinct query words found in the top passages.")
     mode: str
     timings_ms: dict[str, float] = Field(default_factory=dict)
 

@@ -70,8 +70,9 @@ class Searcher:
         detail: DetailLevel = "snippets",
         mode: SearchMode = "hybrid",
         abstain: bool = True,
+        depth: int | None = None,
     ) -> SearchResult:
-        """Rank passages for ``query``.
+        """Rank passages for ``query``; ``depth`` candidates come from each retriever (default 30).
 
         Raises:
             ValueError: ``mode`` is ``rerank`` but no cross-encoder is loaded.
@@ -83,10 +84,11 @@ class Searcher:
         q = self.embedder.embed([query])[0]
         clock.lap("embed")
 
-        dense = self.store.query(q, self.depth, doc_ids) if mode != "lexical" else []
+        depth = depth or self.depth
+        dense = self.store.query(q, depth, doc_ids) if mode != "lexical" else []
         clock.lap("dense")
         allowed = self._allowed_chunks(doc_ids)
-        lexical = self.lexical.search(query, self.depth, allowed_ids=allowed) if mode != "dense" else []
+        lexical = self.lexical.search(query, depth, allowed_ids=allowed) if mode != "dense" else []
         clock.lap("lexical")
 
         ranking = reciprocal_rank_fusion([[i for i, _ in dense], [h.id for h in lexical]])
@@ -112,7 +114,8 @@ class Searcher:
         )
         best_dense = max((c.scores.dense or 0.0 for c in candidates), default=0.0)
         terms = [matched_terms(query, c.chunk.text) for c in capped]
-        abstained, reason = self.rule.decide(best_dense, len({t for ts in terms for t in ts}))
+        matched = len({t.lower() for ts in terms for t in ts})
+        abstained, reason = self.rule.decide(best_dense, matched)
         if not candidates:
             abstained, reason = True, "abstained: nothing in the knowledge base matches this query"
         hits = (
@@ -122,7 +125,16 @@ class Searcher:
         )
         clock.lap("finish")
         timings["total"] = sum(timings.values())
-        return SearchResult(query=query, hits=hits, abstained=abstained, reason=reason, mode=mode, timings_ms=timings)
+        return SearchResult(
+            query=query,
+            hits=hits,
+            abstained=abstained,
+            reason=reason,
+            best_dense=round(best_dense, 6),
+            matched_terms=matched,
+            mode=mode,
+            timings_ms=timings,
+        )
 
     def _allowed_chunks(self, doc_ids: Sequence[str] | None) -> set[str] | None:
         if not doc_ids:

@@ -18,7 +18,8 @@ from sextant.kb.documents import PageSpan
 from sextant.kb.loaders.builder import Heading, clean_title
 from sextant.kb.loaders.pdf_layout import Block
 
-_NUMBERED_RE = re.compile(r"^((?:\d+|[A-Z])(?:\.\d+)*)\.?\s+\S")
+# "2", "2.1", "A.1", "IV." - a bare capital letter only with a dot, so "A note" is not numbered.
+_NUMBERED_RE = re.compile(r"^((?:\d+|[A-Z](?=\.)|[IVX]+(?=\.))(?:\.\d+)*)\.?\s+\S")
 _STOCK_HEADINGS = frozenset(
     {
         "abstract",

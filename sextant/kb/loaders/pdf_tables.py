@@ -6,8 +6,8 @@
    split into several cells.
 
 Cell text is read from the page's words, not from ``find_tables``' own extraction, which splits
-a decimal point away from its number in some fonts. A grid row holding several printed lines in
-every cell (a table ruled only around the outside) is split into one row per line.
+a decimal point away from its number in some fonts. A grid whose body is one ruled row holding
+several printed lines (a table ruled only around the outside) is split into one row per line.
 """
 
 from __future__ import annotations
@@ -165,7 +165,13 @@ def _text_rows(words: Sequence[Word], box: Box) -> Rows:
 
 
 def _grid_rows(table: Any, words: Sequence[Word]) -> Rows:
+    """Rows of a grid; cells that wrap onto several printed lines are joined with spaces.
+
+    A grid with a single body row has no rules between its body rows, so there each printed
+    line of that row is a row of its own.
+    """
     edges = sorted({round(cell[0], 1) for cell in table.cells if cell is not None})
+    unruled_body = len(table.rows) <= 2
     rows: Rows = []
     for row in table.rows:
         lines = _visual_lines([w for w in words if center_in(_box(w), _box(row.bbox), pad=0.0)])
@@ -179,7 +185,7 @@ def _grid_rows(table: Any, words: Sequence[Word]) -> Rows:
             for column, texts in parts.items():
                 columns[column].append(" ".join(texts))
         filled = [column for column in columns if column]
-        if len(lines) > 1 and len(filled) > 1 and all(len(column) == len(lines) for column in filled):
+        if unruled_body and len(filled) > 1 and all(len(column) == len(lines) for column in filled):
             rows.extend([column[i] if column else "" for column in columns] for i in range(len(lines)))
         elif filled:
             rows.append([" ".join(column) for column in columns])

@@ -71,6 +71,21 @@ def test_a_grid_ruled_only_outside_is_split_into_printed_rows() -> None:
     assert _rows(doc) == ["Tea | 2.50", "Cake | 3.75", "Scone | 1.20"]
 
 
+def test_wrapped_cells_in_a_fully_ruled_grid_stay_one_row() -> None:
+    def draw(page: pymupdf.Page) -> None:
+        for y in (200, 220, 240, 274):
+            page.draw_line((96, y), (400, y))
+        for x in (96, 245, 400):
+            page.draw_line((x, 200), (x, 274))
+        text_rows(page, 214, [["Symptom", "What to do"], ["Weak steam", "Soak the tip"]], left=100)
+        text_rows(page, 253, [["Pump runs but", "Check the reservoir,"], ["no water", "then descale"]], left=100)
+
+    doc = pdf.load(_page_with(draw), "wrapped.pdf")
+    (table,) = doc.tables
+    assert table.header == "Symptom | What to do"
+    assert _rows(doc) == ["Weak steam | Soak the tip", "Pump runs but no water | Check the reservoir, then descale"]
+
+
 def test_booktabs_rules_with_a_caption_make_a_table() -> None:
     def draw(page: pymupdf.Page) -> None:
         page.insert_text((100, 190), "TABLE 3: Rules above and below", fontsize=10)
