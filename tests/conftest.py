@@ -46,7 +46,8 @@ def settings(tmp_path: Path) -> KbSettings:
 
 @pytest.fixture
 def kb(settings: KbSettings, embedder: Embedder) -> Iterator[KnowledgeBase]:
-    yield KnowledgeBase.open(settings, embedder=embedder)
+    with KnowledgeBase.open(settings, embedder=embedder) as opened:
+        yield opened
 
 
 @pytest.fixture(autouse=True)

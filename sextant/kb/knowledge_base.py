@@ -107,6 +107,16 @@ class KnowledgeBase:
         lexical = LexicalIndex.open(_lexical_dir(settings))
         return cls(settings, embedder, store, lexical, Reranker(settings.reranker, threads=settings.threads))
 
+    def close(self) -> None:
+        """Release the store; the knowledge base cannot be used afterwards."""
+        self.store.close()
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # --- writing --------------------------------------------------------------------------
 
     def ingest(

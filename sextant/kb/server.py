@@ -265,4 +265,5 @@ def main(argv: list[str] | None = None) -> None:
     kb = open_knowledge_base("sextant-kb")
     if sys.stdin.isatty():
         log.warning("sextant-kb speaks MCP on stdin/stdout: start it from an MCP client (see the README)")
-    create_server(kb).run()
+    with kb:
+        create_server(kb).run()

@@ -151,6 +151,16 @@ class ChunkStore:
                 "on your documents again."
             )
 
+    def close(self) -> None:
+        """Release the client (its database handles or HTTP connections)."""
+        # chromadb 1.5.9's HTTP client (and its admin client) leave their httpx sessions open on
+        # close(); close them ourselves so a long-lived process does not leak connections.
+        for owner in (self._client, getattr(self._client, "_admin_client", None)):
+            session = getattr(getattr(owner, "_server", None), "_session", None)
+            if session is not None:
+                session.close()
+        self._client.close()
+
     # --- state shared with the BM25 cache -------------------------------------------------
 
     @property

@@ -38,18 +38,24 @@ def main(argv: list[str] | None = None) -> None:
 
     from sextant.kb.cli.common import open_knowledge_base
 
-    kb = open_knowledge_base("sextant-forget")
-    if args.list:
-        print("\n".join(list_documents(kb)))
-        return
+    with open_knowledge_base("sextant-forget") as kb:
+        if args.list:
+            print("\n".join(list_documents(kb)))
+            return
+        failed = forget_ids(kb, args.ids, assume_yes=args.yes)
+    sys.exit(1 if failed else 0)
+
+
+def forget_ids(kb: KnowledgeBase, ids: list[str], *, assume_yes: bool) -> bool:
+    """Remove each id after confirmation; returns True when any was not removed."""
     failed = False
-    for doc_id in args.ids:
+    for doc_id in ids:
         record = kb.store.get_document(doc_id)
         if record is None:
             print(f"sextant-forget: no document with id {doc_id!r} (see --list)", file=sys.stderr)
             failed = True
             continue
-        if not args.yes and not confirm(f"Remove {doc_id!r} ({record.title}, {record.chunk_count} chunks)?"):
+        if not assume_yes and not confirm(f"Remove {doc_id!r} ({record.title}, {record.chunk_count} chunks)?"):
             print(f"kept {doc_id} (pass -y to remove without asking)")
             failed = True
             continue
@@ -60,4 +66,4 @@ def main(argv: list[str] | None = None) -> None:
             failed = True
             continue
         print(f"removed {doc_id}: {removed} chunks")
-    sys.exit(1 if failed else 0)
+    return failed

@@ -108,8 +108,8 @@ def main(argv: list[str] | None = None) -> None:
     console = Console(stderr=True)
     summary = Summary()
     files = list(collect(args.paths, args.recursive, summary))
-    kb = open_knowledge_base("sextant-ingest")
-    ingest_paths(kb, files, args.category, summary, console)
+    with open_knowledge_base("sextant-ingest") as kb:
+        ingest_paths(kb, files, args.category, summary, console)
     for line in summary.lines():
         print(line)
     sys.exit(1 if summary.refused else 0)

@@ -1,10 +1,13 @@
 """PDF loader: text in reading order with page, section and table spans.
 
 PyMuPDF reads the file; pypdf takes over when PyMuPDF cannot open or parse it (plain text per
-page, labels and outline, no columns or tables). Each page's blocks are put in reading order
-(see ``pdf_layout``), tables are written as one line per row (see ``pdf_tables``) in place of the
-words they cover, and pages are separated by a blank line. A PDF without a text layer is refused
-rather than stored empty: its pages are images and need OCR first.
+page, labels and outline, no columns or tables). Text is NFKC-normalised as it is read, so
+offsets count the characters people type. Running heads, feet and page numbers are dropped (see
+``pdf_furniture``); each page's blocks are put in reading order (see ``pdf_layout``), with words
+hyphenated across a line break mended as the document's own words decide (see ``pdf_hyphens``);
+tables are written as one line per row (see ``pdf_tables``) in place of the words they cover, and
+pages are separated by a blank line. A PDF without a text layer is refused rather than stored
+empty: its pages are images and need OCR first.
 """
 
 from __future__ import annotations
@@ -18,15 +21,18 @@ import pymupdf
 
 from sextant.kb.documents import LoadedDocument, LoadError, PageSpan, TableSpan
 from sextant.kb.loaders.builder import Heading, TextBuilder, clean_title, close_sections, stem
-from sextant.kb.loaders.pdf_layout import Block, page_width, read_blocks, reading_order
+from sextant.kb.loaders.pdf_furniture import PageBlocks, without_furniture
+from sextant.kb.loaders.pdf_hyphens import Vocabulary
+from sextant.kb.loaders.pdf_layout import Block, normalise, page_height, page_width, read_blocks, reading_order
 from sextant.kb.loaders.pdf_sections import PlacedBlock, font_headings, largest_line, outline_headings
-from sextant.kb.loaders.pdf_tables import FoundTable, find_tables
+from sextant.kb.loaders.pdf_tables import FoundTable, Word, find_tables
 
 # Without its optional layout package, PyMuPDF's table finder prints an advertisement for it to
 # stdout, which in a stdio MCP server would corrupt the protocol stream. Read at call time.
 os.environ.setdefault("PYMUPDF_SUGGEST_LAYOUT_ANALYZER", "0")
 
-# Ligatures are expanded ("ﬁ" -> "fi") so that words match what people type.
+# MuPDF expands ligatures ("ﬁ" -> "fi") unless asked to preserve them; ``normalise`` (NFKC) then
+# catches what it leaves, so that words match what people type.
 _TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
 _NO_TEXT = (
     "scanned, no text layer: every page is an image; run OCR on it first "
@@ -66,14 +72,21 @@ def load(data: bytes, name: str) -> LoadedDocument:
 
 
 def _load_with_pymupdf(document: pymupdf.Document, name: str) -> LoadedDocument:
+    # Two passes: running heads and hyphenated words are judged against the whole document.
+    read: list[PageBlocks] = []
+    words_of: list[list[Word]] = []
+    for page in document.pages():
+        textpage = page.get_textpage(flags=_TEXT_FLAGS)
+        blocks = read_blocks(page.get_text("dict", textpage=textpage))
+        read.append(PageBlocks(blocks, page_height(page), page.get_label()))
+        words_of.append([_normalised(word) for word in page.get_text("words", textpage=textpage)])
+    kept_of = without_furniture(read)
+    vocabulary = Vocabulary.of([line.text for line in block.lines] for blocks in kept_of for block in blocks)
     out = TextBuilder()
     pages: list[PageSpan] = []
     tables: list[TableSpan] = []
     placed: list[PlacedBlock] = []
-    for page in document.pages():
-        textpage = page.get_textpage(flags=_TEXT_FLAGS)
-        blocks = read_blocks(page.get_text("dict", textpage=textpage))
-        words = page.get_text("words", textpage=textpage)
+    for page, blocks, words, page_read in zip(document.pages(), kept_of, words_of, read, strict=True):
         found = find_tables(page, blocks, words)
         table_boxes = [table.bbox for table in found]
         kept = [rest for block in blocks if (rest := block.without(table_boxes)) is not None]
@@ -87,11 +100,12 @@ def _load_with_pymupdf(document: pymupdf.Document, name: str) -> LoadedDocument:
                 tables.append(span)
                 at = span.start
             else:
-                at, _ = out.paragraph(item.text)
-                placed.append(PlacedBlock(item, at, page.number))
+                written = item.joined(vocabulary)
+                at, _ = out.paragraph(written)
+                placed.append(PlacedBlock(item, at, page.number, written))
             start = at if start is None else start
         number = page.number + 1
-        label = page.get_label() or str(number)
+        label = page_read.label or str(number)
         pages.append(PageSpan(len(out) if start is None else start, len(out), number, label))
     text = out.text()
     if not text.strip():
@@ -100,6 +114,12 @@ def _load_with_pymupdf(document: pymupdf.Document, name: str) -> LoadedDocument:
     headings = outline_headings(toc, text, pages) if toc else font_headings(placed)
     title = _meta_title(document.metadata) or largest_line(placed) or _first_line(text) or stem(name)
     return _document(text, title, pages, headings, tables)
+
+
+def _normalised(word: Sequence[Any]) -> Word:
+    """A ``page.get_text("words")`` entry with its text normalised as block lines are."""
+    x0, y0, x1, y1, text, block, line, number = word
+    return (x0, y0, x1, y1, normalise(text), block, line, number)
 
 
 def _weight(item: Block | FoundTable) -> int:
@@ -122,7 +142,7 @@ def _document(
 
 def _meta_title(metadata: dict[str, Any] | None) -> str:
     """The metadata title, unless it is empty or a placeholder some tool wrote there."""
-    title = clean_title(str((metadata or {}).get("title") or ""))
+    title = clean_title(normalise(str((metadata or {}).get("title") or "")))
     lowered = title.lower()
     placeholder = lowered in _PLACEHOLDER_TITLES or lowered.startswith(_CONVERTER_PREFIXES)
     if len(title) < 3 or placeholder or lowered.endswith(_FILE_SUFFIXES):
@@ -142,7 +162,7 @@ def _load_with_pypdf(data: bytes, name: str, first_error: str) -> LoadedDocument
         reader = pypdf.PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise LoadError(name, _ENCRYPTED)
-        texts = [page.extract_text() or "" for page in reader.pages]
+        texts = [normalise(page.extract_text() or "") for page in reader.pages]
         labels = list(reader.page_labels)
         toc = _pypdf_outline(reader, reader.outline, 1)
         metadata = {"title": reader.metadata.title if reader.metadata else ""}

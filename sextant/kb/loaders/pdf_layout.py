@@ -5,16 +5,21 @@ of its text sits in column-wide blocks wholly left of the page's middle and some
 right of it, side by side. On such a page the blocks that cross the middle (titles, wide figures and
 their captions, running heads) cut the page into horizontal bands, and each band is read left
 column first, then right column. Any other page is read top to bottom, left to right.
+
+Line text is normalised as it is read (``normalise``: Unicode NFKC), before any offset is taken.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import pymupdf
+
+from sextant.kb.loaders.pdf_hyphens import SOFT_HYPHEN, Vocabulary, join_lines
 
 Box = tuple[float, float, float, float]
 Column = Literal["left", "right", "span"]
@@ -48,8 +53,12 @@ class Block:
 
     @property
     def text(self) -> str:
-        """The lines joined by newlines, with words hyphenated across a line break rejoined."""
+        """The lines joined by newlines, with every word hyphenated across a line break rejoined."""
         return join_lines([line.text for line in self.lines])
+
+    def joined(self, vocabulary: Vocabulary) -> str:
+        """The lines joined as ``text`` does, a hyphen kept where ``vocabulary`` says it is a compound."""
+        return join_lines([line.text for line in self.lines], vocabulary)
 
     @property
     def size(self) -> float:
@@ -74,8 +83,38 @@ def page_width(page: pymupdf.Page) -> float:
     return float(page.rect.height if page.rotation % 180 else page.rect.width)
 
 
+def page_height(page: pymupdf.Page) -> float:
+    """The page's height in the unrotated space that text coordinates are given in."""
+    return float(page.rect.width if page.rotation % 180 else page.rect.height)
+
+
+def _is_spacing_accent(char: str) -> bool:
+    folded = unicodedata.normalize("NFKC", char)
+    return len(folded) > 1 and folded[0] == " "
+
+
+# The 50-odd characters ("´", "¸", "˜", ...) that NFKC turns into a space and a combining mark.
+_SPACING_ACCENT_RE = re.compile(
+    "([" + "".join(re.escape(c) for c in map(chr, range(0xA0, 0x10000)) if _is_spacing_accent(c)) + "])"
+)
+
+
+def normalise(text: str) -> str:
+    """Unicode NFKC, so that ligatures ("ﬁ"), full-width letters and math italics read as typed.
+
+    Spacing accents are left as printed: NFKC would make "G´erard" (as TeX sets it) "G ́erard",
+    two words. Soft hyphens are dropped, except one ending the text: that marks a word broken at a
+    line end.
+    """
+    # split() with a group puts the accents at the odd indices
+    parts = _SPACING_ACCENT_RE.split(text)
+    text = "".join(part if i % 2 else unicodedata.normalize("NFKC", part) for i, part in enumerate(parts))
+    body = text.replace(SOFT_HYPHEN, "")
+    return body + SOFT_HYPHEN if text.endswith(SOFT_HYPHEN) and body else body
+
+
 def read_blocks(page_dict: dict[str, Any]) -> list[Block]:
-    """Text blocks from ``page.get_text("dict")``, dropping images and whitespace-only lines."""
+    """Text blocks from ``page.get_text("dict")``, lines normalised, images and blank lines dropped."""
     blocks: list[Block] = []
     for raw in page_dict.get("blocks", []):
         if raw.get("type") != 0:
@@ -85,7 +124,9 @@ def read_blocks(page_dict: dict[str, Any]) -> list[Block]:
             spans = [span for span in raw_line.get("spans", []) if span.get("text", "").strip()]
             if not spans:
                 continue
-            text = "".join(span["text"] for span in raw_line["spans"]).strip()
+            text = normalise("".join(span["text"] for span in raw_line["spans"])).strip()
+            if not text:
+                continue
             size = max(float(span.get("size", 0.0)) for span in spans)
             bold = all(_is_bold(span) for span in spans)
             lines.append(TextLine(text, _box(raw_line["bbox"]), size, bold))
@@ -100,23 +141,6 @@ def _is_bold(span: dict[str, Any]) -> bool:
 
 def _box(raw: Sequence[float]) -> Box:
     return (float(raw[0]), float(raw[1]), float(raw[2]), float(raw[3]))
-
-
-def join_lines(lines: Sequence[str]) -> str:
-    """Join lines with newlines, rejoining ``exam-`` + ``ple`` into ``example``.
-
-    Only a hyphen after a letter followed by a lowercase letter is taken as a line-break hyphen,
-    so ``well-`` + ``known`` becomes ``wellknown``: a small cost for searchable words.
-    """
-    out = ""
-    for line in lines:
-        if not out:
-            out = line
-        elif out.endswith("-") and len(out) > 1 and out[-2].isalpha() and line[:1].islower():
-            out = out[:-1] + line
-        else:
-            out += "\n" + line
-    return out
 
 
 def union(boxes: Iterable[Box]) -> Box:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from sextant.kb.documents import PageSpan
 from sextant.kb.loaders.builder import Heading, clean_title
-from sextant.kb.loaders.pdf_layout import Block
+from sextant.kb.loaders.pdf_layout import Block, normalise
 
 # "2", "2.1", "A.1", "IV." - a bare capital letter only with a dot, so "A note" is not numbered.
 _NUMBERED_RE = re.compile(r"^((?:\d+|[A-Z](?=\.)|[IVX]+(?=\.))(?:\.\d+)*)\.?\s+\S")
@@ -47,11 +47,12 @@ _RUNNING_HEAD_PAGES = 3
 
 @dataclass(frozen=True, slots=True)
 class PlacedBlock:
-    """A block as it was written into the text: where it starts, and on which page (0-based)."""
+    """A block as it was written into the text: its text, where it starts, on which page (0-based)."""
 
     block: Block
     start: int
     page: int
+    text: str
 
 
 def outline_headings(toc: Sequence[Sequence[object]], text: str, pages: Sequence[PageSpan]) -> list[Heading]:
@@ -62,7 +63,7 @@ def outline_headings(toc: Sequence[Sequence[object]], text: str, pages: Sequence
         level, title, number = entry[0], entry[1], entry[2]
         if not isinstance(level, int) or not isinstance(title, str) or not isinstance(number, int):
             continue
-        title = clean_title(title)
+        title = clean_title(normalise(title))
         if not title or not 1 <= number <= len(pages):
             continue
         page = pages[number - 1]
@@ -106,11 +107,11 @@ def font_headings(blocks: Sequence[PlacedBlock]) -> list[Heading]:
     body = body_size(blocks)
     pages_with: dict[str, set[int]] = {}
     for placed in blocks:
-        pages_with.setdefault(_compact(placed.block.text), set()).add(placed.page)
+        pages_with.setdefault(_compact(placed.text), set()).add(placed.page)
     candidates: list[tuple[PlacedBlock, str, float]] = []
     for placed in blocks:
         block = placed.block
-        title = _compact(block.text)
+        title = _compact(placed.text)
         if len(pages_with[title]) >= _RUNNING_HEAD_PAGES or not _heading_shaped(block, title):
             continue
         larger = block.size >= body * _LARGER

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from sextant.kb.documents import LoadedDocument, LoadError
 from sextant.kb.loaders import load_bytes, markdown
+from sextant.kb.loaders.builder import lines_with_offsets
 from tests.kb.loaders.pdf_factory import assert_well_formed
 
 GUIDE = """\
@@ -93,6 +94,62 @@ def test_without_an_h1_the_file_stem_is_the_title_and_crlf_offsets_stay_exact() 
     assert doc.text[doc.sections[0].start :].startswith("## Only a subsection")
 
 
+SETEXT = """\
+Climbing Gym Guide
+==================
+
+Welcome to the gym.
+
+Fees and
+day passes
+----------
+Prices include shoes.
+
+---
+
+A rule after a blank line is a thematic break, not a heading.
+
+- a list item
+---
+> a quote
+---
+    indented code
+---
+| Pass | Price |
+|------|------:|
+| Adult | 18 |
+
+a | b
+---
+```
+Not a heading
+=============
+```
+"""
+
+
+def test_setext_headings_are_sections_and_thematic_breaks_are_not() -> None:
+    doc = markdown.load(SETEXT.encode(), "setext.md")
+    found = [(s.title, s.level) for s in doc.sections]
+    # "a | b" over "---" is no table (one delimiter cell for two header cells): it is a heading.
+    assert found == [("Climbing Gym Guide", 1), ("Fees and day passes", 2), ("a | b", 2)]
+    assert doc.title == "Climbing Gym Guide"
+    fees = doc.sections[1]
+    assert doc.text[fees.start :].startswith("Fees and\nday passes\n---")
+    assert fees.end == doc.text.index("a | b")
+    assert [t.header for t in doc.tables] == ["| Pass | Price |"]
+    assert_well_formed(doc)
+
+
+def test_yaml_front_matter_is_skipped() -> None:
+    source = "---\ntitle: Notes\n# a YAML comment\n---\nBody\n\n# Real heading\n"
+    doc = markdown.load(source.encode(), "front.md")
+    assert [(s.title, s.level) for s in doc.sections] == [("Real heading", 1)]
+    # Without a closing line the opening one is a thematic break and what follows is Markdown.
+    unclosed = markdown.load(b"---\nTitle\n=====\n", "open.md")
+    assert [(s.title, s.level) for s in unclosed.sections] == [("Title", 1)]
+
+
 def test_undecodable_and_empty_markdown_is_refused() -> None:
     with pytest.raises(LoadError, match="UTF-8"):
         markdown.load(b"# Caf\xe9\n", "latin1.md")
@@ -112,12 +169,15 @@ _words = st.text(alphabet="abcdefghij ", min_size=1, max_size=12).map(str.strip)
 _heading: st.SearchStrategy[Block] = st.tuples(st.integers(1, 6), _words).map(
     lambda t: ("#" * t[0] + " " + t[1], [(t[1], t[0])], [])
 )
+_setext: st.SearchStrategy[Block] = st.tuples(st.sampled_from("=-"), st.integers(1, 12), _words).map(
+    lambda t: (t[2] + "\n" + t[0] * t[1], [(t[2], 1 if t[0] == "=" else 2)], [])
+)
 _table = st.lists(st.tuples(_words, _words), min_size=1, max_size=4).map(_table_block)
 _para: st.SearchStrategy[Block] = _words.map(lambda words: (words, [], []))
 
 
 @settings(derandomize=True, deadline=None, max_examples=100)
-@given(st.lists(st.one_of(_heading, _table, _para), min_size=1, max_size=10))
+@given(st.lists(st.one_of(_heading, _setext, _table, _para), min_size=1, max_size=10))
 def test_generated_documents_give_back_what_was_written(blocks: list[Block]) -> None:
     doc = markdown.load("\n\n".join(text for text, _, _ in blocks).encode(), "gen.md")
     assert [(s.title, s.level) for s in doc.sections] == [h for _, heads, _ in blocks for h in heads]
@@ -125,3 +185,44 @@ def test_generated_documents_give_back_what_was_written(blocks: list[Block]) -> 
         rows for _, _, tables in blocks for rows in tables
     ]
     assert_well_formed(doc)
+
+
+# Lines from which documents are drawn at random and parsed by a CommonMark implementation too.
+_LINES = [
+    "word",
+    "more words",
+    "Title",
+    "===",
+    "---",
+    "-",
+    "   ---",
+    "- - -",
+    "***",
+    "- item",
+    "1. item",
+    "2. item",
+    "> quote",
+    "# Title",
+    "    code",
+    "\tcode",
+    "  indented",
+    "| a | b |",
+    "|---|---|",
+    "```",
+    "",
+    "",
+]
+
+
+@settings(derandomize=True, deadline=None, max_examples=400)
+@given(st.lists(st.sampled_from(_LINES), min_size=1, max_size=8))
+def test_headings_agree_with_a_commonmark_parser(lines: list[str]) -> None:
+    markdown_it = pytest.importorskip("markdown_it")
+    source = "\n".join(lines) + "\n"
+    if not source.strip() or lines[0] == "---" or ("|---|---|" in lines and any("code" in x for x in lines)):
+        return  # front matter is not CommonMark; a table ended by indented code is a known difference
+    parser = markdown_it.MarkdownIt("commonmark").enable("table")
+    expected = [(t.map[0], int(t.tag[1])) for t in parser.parse(source) if t.type == "heading_open" and t.level == 0]
+    doc = markdown.load(source.encode(), "random.md")
+    line_of = {start: n for n, (start, _) in enumerate(lines_with_offsets(source))}
+    assert [(line_of[s.start], s.level) for s in doc.sections] == expected

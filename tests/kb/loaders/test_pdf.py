@@ -117,6 +117,18 @@ def test_pypdf_reads_what_pymupdf_cannot(monkeypatch: pytest.MonkeyPatch) -> Non
     assert_well_formed(doc)
 
 
+def test_pypdf_text_is_normalised_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = pymupdf.open()
+    new_page(doc).insert_htmlbox(pymupdf.Rect(72, 72, 540, 200), "<p>the \ufb01le is \ufb02at</p>")
+    data = to_bytes(doc)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("simulated MuPDF failure")
+
+    monkeypatch.setattr(pdf.pymupdf, "open", refuse)
+    assert "the file is flat" in pdf.load(data, "ligatures.pdf").text
+
+
 def test_both_readers_failing_names_both_reasons(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(LoadError, match=r"PyMuPDF: .*pypdf: "):
         pdf.load(b"%PDF-1.4 nothing else", "half.pdf")
@@ -161,6 +173,18 @@ def test_r_intro_keeps_front_matter_labels(r_intro: LoadedDocument) -> None:
     assert_well_formed(r_intro)
 
 
+def test_r_intro_running_heads_and_page_numbers_are_gone(r_intro: LoadedDocument) -> None:
+    # Each chapter prints its name and the page number atop its pages; chapter openings only the number.
+    assert "Chapter 1: Introduction and preliminaries" not in r_intro.text
+    assert "Appendix B: Invoking R" not in r_intro.text
+    opening, second = (next(p for p in r_intro.pages if p.label == label) for label in ("2", "3"))
+    assert r_intro.text[opening.start : opening.end].startswith("1 Introduction and preliminaries\n")
+    assert r_intro.text[second.start : second.end].startswith("into the base R environment")
+    # Hyphens the document itself writes survive a line break; syllable breaks are mended.
+    assert "command-line use" in r_intro.text and "--no-site-file was" in r_intro.text
+    assert "corre-\nsponding" not in r_intro.text and "correspond" in r_intro.text
+
+
 def test_r_intro_sections_start_at_their_headings(r_intro: LoadedDocument) -> None:
     chapter = next(s for s in r_intro.sections if s.title == "1 Introduction and preliminaries")
     assert r_intro.text[chapter.start :].startswith("1 Introduction and preliminaries")
@@ -176,6 +200,16 @@ def test_sigconf_reads_the_left_column_before_the_right(sigconf: LoadedDocument)
     assert "paragraph and list definitions, and the use of the \\vspace command" in _squash(text)
     assert sigconf.title == "The Name of the Title Is Hope"
     assert_well_formed(sigconf)
+
+
+def test_sigconf_and_pmlr_lose_verso_and_recto_heads(sigconf: LoadedDocument, pmlr: LoadedDocument) -> None:
+    assert "Trovato et al." not in sigconf.text
+    assert sigconf.text.count("Conference acronym ’XX, June 03–05, 2018, Woodstock, NY") == 1  # the reference
+    assert "Short Title" not in pmlr.text and "Name1 Name2" not in pmlr.text
+    # The masthead of the first page is printed once, smaller than the heads: it stays.
+    assert pmlr.text.startswith("Proceedings of Machine Learning Research 1:1–11, 2010")
+    for page in pmlr.pages[1:]:
+        assert not pmlr.text[page.start : page.end].endswith(f"\n\n{page.number}")
 
 
 def test_sigconf_booktabs_tables_are_rows(sigconf: LoadedDocument) -> None:

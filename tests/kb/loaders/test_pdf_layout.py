@@ -10,7 +10,7 @@ from sextant.kb.loaders.pdf_layout import (
     TextLine,
     column_of,
     is_two_column,
-    join_lines,
+    normalise,
     page_width,
     read_blocks,
     reading_order,
@@ -24,11 +24,25 @@ def _box(columns: tuple[float, float], top: float, bottom: float) -> tuple[float
     return (columns[0], top, columns[1], bottom)
 
 
-def test_line_break_hyphens_are_rejoined_only_inside_words() -> None:
-    assert join_lines(["an exam-", "ple of it"]) == "an example of it"
-    assert join_lines(["pages 12-", "14 of the"]) == "pages 12-\n14 of the"
-    assert join_lines(["the Smith-", "Jones law"]) == "the Smith-\nJones law"
-    assert join_lines(["one", "two"]) == "one\ntwo"
+def test_normalise_folds_ligatures_and_compatibility_forms_but_not_spacing_accents() -> None:
+    assert normalise("the \ufb01le, \ufb02at \ufb00ect, \ufb03ce, \ufb04e, \ufb05, \ufb06") == (
+        "the file, flat ffect, ffice, ffle, st, st"
+    )
+    assert normalise("ｆｕｌｌ width, 𝑥𝑖 italic") == "full width, xi italic"
+    # NFKC would write "´" as a space and a combining accent, cutting TeX's "G´erard" in two.
+    assert normalise("G´erard Fran¸cois") == "G´erard Fran¸cois"
+    # A soft hyphen is dropped inside a line and kept at its end, where it marks a broken word.
+    assert normalise("hy\u00adphen") == "hyphen"
+    assert normalise("exam\u00ad") == "exam\u00ad"
+
+
+def test_ligature_code_points_come_out_as_letters() -> None:
+    doc = pymupdf.open()
+    html = "<p>The \ufb01le is \ufb02at, the o\ufb03ce e\ufb00ective; ｆｕｌｌ width.</p>"
+    new_page(doc).insert_htmlbox(pymupdf.Rect(72, 72, 540, 200), html)
+    loaded = pdf.load(to_bytes(doc), "ligatures.pdf")
+    assert "The file is flat, the office effective; full width." in " ".join(loaded.text.split())
+    assert not any("\ufb00" <= ch <= "\ufb06" for ch in loaded.text)
 
 
 def test_columns_are_judged_against_the_page_middle() -> None:
