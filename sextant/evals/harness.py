@@ -52,11 +52,12 @@ class ModeReport:
 def ingest_corpus(kb: KnowledgeBase, corpus: Path) -> list[str]:
     """Ingest every supported file under ``corpus`` (unchanged ones are skipped); returns refusals."""
     refused: list[str] = []
-    for path in sorted(p for p in corpus.rglob("*") if p.suffix.lower() in SUPPORTED_SUFFIXES):
-        try:
-            kb.ingest(document_id_for(path), load_file(path), source=path.name)
-        except (LoadError, KnowledgeBaseError) as exc:
-            refused.append(f"{path.name}: {exc}")
+    with kb.batch():
+        for path in sorted(p for p in corpus.rglob("*") if p.suffix.lower() in SUPPORTED_SUFFIXES):
+            try:
+                kb.ingest(document_id_for(path), load_file(path), source=path.name)
+            except (LoadError, KnowledgeBaseError) as exc:
+                refused.append(f"{path.name}: {exc}")
     return refused
 
 

@@ -7,7 +7,8 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +19,7 @@ import numpy as np
 from sextant.kb.chunking import Chunk, ChunkingConfig, chunk_document
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder, load_embedder
+from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.rerank import Reranker
 from sextant.kb.results import (
@@ -74,8 +76,10 @@ class KnowledgeBase:
         store: ChunkStore,
         lexical: LexicalIndex,
         reranker: Reranker,
+        policy: IndexingPolicy = DEFAULT_POLICY,
     ) -> None:
         self.settings = settings
+        self.policy = policy
         self.embedder = embedder
         self.store = store
         self.lexical = lexical
@@ -84,10 +88,13 @@ class KnowledgeBase:
         self.searcher = Searcher(embedder, store, lexical, reranker, max_per_document=settings.max_per_document)
         # One writer at a time: the store and the BM25 index must change together.
         self._write_lock = threading.Lock()
+        self._deferred_saves = 0
         self._sync_lexical()
 
     @classmethod
-    def open(cls, settings: KbSettings, *, embedder: Embedder | None = None) -> KnowledgeBase:
+    def open(
+        cls, settings: KbSettings, *, embedder: Embedder | None = None, policy: IndexingPolicy = DEFAULT_POLICY
+    ) -> KnowledgeBase:
         """Load the models and open the store named by ``settings``.
 
         Raises:
@@ -105,7 +112,8 @@ class KnowledgeBase:
         )
         store.repair()
         lexical = LexicalIndex.open(_lexical_dir(settings))
-        return cls(settings, embedder, store, lexical, Reranker(settings.reranker, threads=settings.threads))
+        reranker = Reranker(settings.reranker, threads=settings.threads)
+        return cls(settings, embedder, store, lexical, reranker, policy)
 
     def close(self) -> None:
         """Release the store; the knowledge base cannot be used afterwards."""
@@ -143,11 +151,6 @@ class KnowledgeBase:
             return IngestOutcome(id=doc_id, status="unchanged", chunks=previous.chunk_count, pages=len(doc.pages))
 
         chunks = chunk_document(doc, self.embedder, self.chunking)
-        vectors = []
-        for lo in range(0, len(chunks), EMBED_BATCH):
-            vectors.append(self.embedder.embed([c.text for c in chunks[lo : lo + EMBED_BATCH]]))
-            if progress:
-                progress(min(lo + EMBED_BATCH, len(chunks)), len(chunks), f"embedding {doc_id}")
         record = DocumentRecord(
             id=doc_id,
             title=doc.title,
@@ -162,16 +165,26 @@ class KnowledgeBase:
             pages=doc.pages,
             sections=doc.sections,
         )
+        metas = [_chunk_meta(record, c) for c in chunks]
+        dense_texts = [index_text(c.text, m, self.policy.dense_context) for c, m in zip(chunks, metas, strict=True)]
+        vectors = []
+        for lo in range(0, len(chunks), EMBED_BATCH):
+            vectors.append(self.embedder.embed(dense_texts[lo : lo + EMBED_BATCH]))
+            if progress:
+                progress(min(lo + EMBED_BATCH, len(chunks)), len(chunks), f"embedding {doc_id}")
         batch = ChunkBatch(
             texts=[c.text for c in chunks],
-            metas=[_chunk_meta(record, c) for c in chunks],
+            metas=metas,
             vectors=np.concatenate(vectors) if vectors else np.zeros((0, self.embedder.dim), np.float32),
         )
         with self._write_lock:
             generation = self.store.write_document(record, batch)
             self.lexical.remove(previous.chunk_ids() if previous else [])
-            self.lexical.add(record.chunk_ids(), batch.texts)
-            self.lexical.save(generation=generation)
+            self.lexical.add(
+                record.chunk_ids(),
+                [index_text(c.text, m, self.policy.lexical_context) for c, m in zip(chunks, metas, strict=True)],
+            )
+            self._save_lexical(generation)
         status: Literal["added", "replaced"] = "replaced" if previous is not None else "added"
         return IngestOutcome(id=doc_id, status=status, chunks=len(chunks), pages=len(doc.pages))
 
@@ -186,13 +199,44 @@ class KnowledgeBase:
                 raise KnowledgeBaseError(f"no document with id {doc_id!r}; `sextant-forget --list` shows the ids")
             removed = self.store.delete_document(doc_id)
             self.lexical.remove(removed)
-            self.lexical.save(generation=self.store.generation)
+            self._save_lexical(self.store.generation)
         return len(removed)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Ingest many documents with one BM25 save at the end instead of one per document.
+
+        Safe on a crash: the saved index is then behind the store and is rebuilt at the next open.
+        """
+        with self._write_lock:
+            self._deferred_saves += 1
+        try:
+            yield
+        finally:
+            with self._write_lock:
+                self._deferred_saves -= 1
+                if not self._deferred_saves:
+                    self.lexical.save(generation=self.store.generation)
+
+    def _save_lexical(self, generation: int) -> None:
+        """Save the BM25 index at the store's generation, unless a batch will save it at its end."""
+        if not self._deferred_saves:
+            self.lexical.save(generation=generation)
 
     def _content_hash(self, doc: LoadedDocument, source: str, category: str) -> str:
         spans = json.dumps([[asdict(s) for s in group] for group in (doc.pages, doc.sections, doc.tables)])
         key = json.dumps(
-            [doc.text, doc.title, source, category, spans, self.chunking.target, self.embedder.name, CHUNKER_VERSION]
+            [
+                doc.text,
+                doc.title,
+                source,
+                category,
+                spans,
+                self.chunking.target,
+                self.embedder.name,
+                CHUNKER_VERSION,
+                asdict(self.policy),
+            ]
         )
         return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
@@ -202,8 +246,10 @@ class KnowledgeBase:
             return
         log.info("rebuilding the BM25 index from the store (%d chunks)", self.store.chunk_count())
         self.lexical.clear()
-        for ids, texts in self.store.iter_chunks():
-            self.lexical.add(ids, texts)
+        for chunks in self.store.iter_chunks():
+            self.lexical.add(
+                [c.id for c in chunks], [index_text(c.text, c.meta, self.policy.lexical_context) for c in chunks]
+            )
         self.lexical.save(generation=self.store.generation)
 
     # --- reading --------------------------------------------------------------------------

@@ -286,14 +286,17 @@ class ChunkStore:
             found[cid] = StoredChunk(cid, got["documents"][pos] or "", dict(got["metadatas"][pos]), vec)
         return [found[i] for i in ids if i in found]
 
-    def iter_chunks(self, batch: int = 2000) -> Iterator[tuple[list[str], list[str]]]:
-        """Every chunk's id and text, in pages of ``batch`` (for rebuilding the BM25 cache)."""
+    def iter_chunks(self, batch: int = 2000) -> Iterator[list[StoredChunk]]:
+        """Every chunk (text and metadata, no vector), in pages of ``batch``, for rebuilding the BM25 cache."""
         offset = 0
         while True:
-            got = self._chunks.get(include=["documents"], limit=batch, offset=offset)
+            got = self._chunks.get(include=["documents", "metadatas"], limit=batch, offset=offset)
             if not got["ids"]:
                 return
-            yield list(got["ids"]), [d or "" for d in got["documents"]]
+            yield [
+                StoredChunk(cid, doc or "", dict(meta))
+                for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+            ]
             offset += len(got["ids"])
 
     def document_chunk_ids(self, doc_ids: Sequence[str]) -> set[str]:

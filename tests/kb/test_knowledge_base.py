@@ -4,6 +4,7 @@ import pytest
 
 from sextant.kb.documents import LoadedDocument, PageSpan, SectionSpan
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
+from sextant.kb.lexical import LexicalIndex
 from sextant.settings import KbSettings
 
 ESPRESSO = (
@@ -128,3 +129,25 @@ def test_document_ids_come_from_file_names() -> None:
 
     assert document_id_for(Path("/x/R-intro.pdf")) == "R-intro"
     assert document_id_for(Path("Meeting notes (final).docx")) == "Meeting-notes-final"
+
+
+def test_a_batch_saves_the_bm25_index_once_at_its_end(settings: KbSettings, kb: KnowledgeBase) -> None:
+    with kb.batch():
+        kb.ingest("espresso", _doc(ESPRESSO, "Espresso care"))
+        kb.ingest("bees", _doc(BEES, "Beekeeping calendar"))
+        on_disk = LexicalIndex.open(kb.settings.store_dir() / "bm25")
+        assert len(on_disk) == 0  # nothing saved mid-batch
+    reopened = LexicalIndex.open(kb.settings.store_dir() / "bm25")
+    assert len(reopened) == 2 and reopened.generation == kb.store.generation
+
+
+def test_retrievers_index_chunks_under_their_title_and_section(kb: KnowledgeBase) -> None:
+    doc = LoadedDocument(
+        text="Harvest\nIt happens in late August.",
+        title="Heather honey",
+        sections=(SectionSpan(start=0, end=34, title="Harvest"),),
+    )
+    kb.ingest("honey", doc)
+    # "heather" is only in the title: the chunk is found by it, yet shows and cites only its own text.
+    hit = kb.search("heather", mode="lexical", abstain=False, detail="full").hits[0]
+    assert hit.document_id == "honey" and hit.text == doc.text

@@ -60,14 +60,17 @@ def collect(paths: list[Path], recursive: bool, summary: Summary) -> Iterator[Pa
 def ingest_paths(kb: KnowledgeBase, files: list[Path], category: str, summary: Summary, console: Console) -> None:
     """Ingest each file, recording its outcome; one bad file never stops the batch."""
     owners: dict[str, Path] = {}
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        disable=not console.is_terminal,
-    ) as bar:
+    with (
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            disable=not console.is_terminal,
+        ) as bar,
+        kb.batch(),
+    ):
         task = bar.add_task("ingesting", total=len(files))
         for path in files:
             bar.update(task, description=path.name)
