@@ -48,3 +48,51 @@ async def test_stdio_process_initializes_lists_ingests_and_searches(tmp_path: Pa
         found = await client.call_tool("kb_search", {"query": "how oxidised is oolong tea", "k": 1})
         assert not found.is_error and found.structured_content is not None
         assert found.structured_content["hits"][0]["document_id"] == "tea"
+
+
+def test_stdout_carries_nothing_but_json_rpc(tmp_path: Path) -> None:
+    """Model loading, logging and warnings go to stderr; every stdout line is a protocol message."""
+    import json
+    import subprocess
+
+    command, args = _server_command()
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "HF_HUB_OFFLINE": "1",
+        "SEXTANT_CHROMA_DIR": str(tmp_path / "store"),
+        "SEXTANT_LOG_LEVEL": "DEBUG",
+    }
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+    notice = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    messages: list[dict[str, object]] = []
+    with subprocess.Popen(
+        [command, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        for message in (initialize, notice, listing):
+            proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+        while not any(m.get("id") == 2 for m in messages):  # stdout closes if the server dies: bounded
+            line = proc.stdout.readline()
+            if not line:
+                break
+            messages.append(json.loads(line))  # any non-JSON line on stdout fails here
+        proc.stdin.close()
+        stderr = proc.stderr.read()
+        proc.wait(timeout=60)
+    assert all(m.get("jsonrpc") == "2.0" for m in messages)
+    assert {m.get("id") for m in messages} >= {1, 2}
+    assert "sextant" in stderr  # DEBUG logging happened, and went to stderr
