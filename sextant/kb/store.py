@@ -107,6 +107,8 @@ class ChunkStore:
             DOCUMENTS, embedding_function=None, configuration=space, metadata={"format": FORMAT_VERSION}
         )
         self._check_compatible()
+        # Asked once: against a Chroma server every call is a round trip.
+        self._batch_size = int(client.get_max_batch_size())
 
     @classmethod
     def open(cls, *, path: Path | None, url: str | None, embedder: str, dim: int) -> ChunkStore:
@@ -206,7 +208,7 @@ class ChunkStore:
             raise ValueError("record.chunk_count, texts and vectors disagree")
         written: list[str] = []
         try:
-            step = int(self._client.get_max_batch_size())
+            step = self._batch_size
             for lo in range(0, len(ids), step):
                 part = slice(lo, lo + step)
                 self._chunks.upsert(

@@ -99,7 +99,7 @@ def test_a_failed_ingest_leaves_the_previous_version_intact(tmp_path: Path, fail
     store.write_document(_record("doc", 3, "1" * 64), _batch("doc", 3, 1))
     generation = store.generation
     # Chunks go in batches of one, so the second upsert is mid-document; the third is the record.
-    store._client.get_max_batch_size = lambda: 1  # type: ignore[attr-defined]
+    store._batch_size = 1
     store._chunks = _FailingUpserts(store._chunks, fail_on)  # type: ignore[assignment]
     with pytest.raises(StoreError, match="rolled back"):
         store.write_document(_record("doc", 4, "2" * 64), _batch("doc", 4, 2))
