@@ -1,0 +1,52 @@
+"""The deterministic half of answer judging: do the citations resolve, and does an abstention say so?
+
+Needs no model. Every ``[n]`` in an answer must name a passage that was shown to the model; every
+sentence that states something should carry one. The model-graded half (is each claim supported by
+its passage) is wired by the agent server.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+CITATION = re.compile(r"\[(\d+)\]")
+SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\[(\"'])")
+# Phrases by which an answer says the documents do not answer the question.
+ABSTAIN = re.compile(
+    r"\b(?:(?:do(?:es)?|did) not|don't|doesn't|cannot|can't|could not|no)\b[^.]{0,60}?"
+    r"\b(?:answer|mention|cover|contain|say|state|include|information|passage|document)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CitationReport:
+    """What the citation check found in one answer."""
+
+    cited: list[int]
+    unresolved: list[int] = field(default_factory=list)
+    uncited_sentences: list[str] = field(default_factory=list)
+    abstained: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """Every citation resolves and every claim is cited (an abstention needs no citation)."""
+        return not self.unresolved and (self.abstained or not self.uncited_sentences)
+
+
+def check_citations(answer: str, shown: Mapping[int, str]) -> CitationReport:
+    """Check ``answer`` against the passages ``shown`` to the model, keyed by their number."""
+    cited = sorted({int(n) for n in CITATION.findall(answer)})
+    unresolved = [n for n in cited if n not in shown]
+    sentences = [s.strip() for s in SENTENCE.split(answer.strip()) if s.strip()]
+    abstained = bool(ABSTAIN.search(answer)) and not cited
+    uncited = [s for s in sentences if not CITATION.search(s) and _states_something(s)]
+    return CitationReport(cited=cited, unresolved=unresolved, uncited_sentences=uncited, abstained=abstained)
+
+
+def _states_something(sentence: str) -> bool:
+    """A sentence that makes a claim: not a heading, a question, or a bare list marker."""
+    words = re.findall(r"[A-Za-z]+", sentence)
+    return len(words) >= 4 and not sentence.endswith("?") and not sentence.endswith(":")
