@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up (if needed), then run every check CI runs: lint, types, tests.
+# Set up (if needed), then run every check CI runs: lint, types, tests, the retrieval-quality gate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -7,4 +7,6 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy
+.venv/bin/python eval/check_golden.py
 .venv/bin/python -m pytest "$@"
+.venv/bin/sextant-eval --check
