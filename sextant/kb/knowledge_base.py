@@ -7,7 +7,7 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -23,12 +23,9 @@ from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.rerank import Reranker
 from sextant.kb.results import (
-    DetailLevel,
     DocumentInfo,
     IngestOutcome,
     RerankerInfo,
-    SearchMode,
-    SearchResult,
     Stats,
 )
 from sextant.kb.search import Searcher
@@ -86,6 +83,7 @@ class KnowledgeBase:
         self.reranker = reranker
         self.chunking = ChunkingConfig(target=settings.chunk_tokens)
         self.searcher = Searcher(embedder, store, lexical, reranker, max_per_document=settings.max_per_document)
+        self.search = self.searcher.search
         # One writer at a time: the store and the BM25 index must change together.
         self._write_lock = threading.Lock()
         self._deferred_saves = 0
@@ -253,22 +251,6 @@ class KnowledgeBase:
         self.lexical.save(generation=self.store.generation)
 
     # --- reading --------------------------------------------------------------------------
-
-    def search(
-        self,
-        query: str,
-        k: int = 5,
-        *,
-        doc_ids: Sequence[str] | None = None,
-        detail: DetailLevel = "snippets",
-        mode: SearchMode = "hybrid",
-        abstain: bool = True,
-        depth: int | None = None,
-    ) -> SearchResult:
-        """See ``Searcher.search``."""
-        if not query.strip():
-            raise KnowledgeBaseError("the query is empty; ask a question or give keywords")
-        return self.searcher.search(query, k, doc_ids=doc_ids, detail=detail, mode=mode, abstain=abstain, depth=depth)
 
     def documents(self) -> list[DocumentInfo]:
         return [_info(r) for r in self.store.list_documents()]

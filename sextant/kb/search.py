@@ -75,8 +75,10 @@ class Searcher:
         """Rank passages for ``query``; ``depth`` candidates come from each retriever (default 30).
 
         Raises:
-            ValueError: ``mode`` is ``rerank`` but no cross-encoder is loaded.
+            ValueError: the query is empty, or ``mode`` is ``rerank`` but no cross-encoder is loaded.
         """
+        if not query.strip():
+            raise ValueError("the query is empty; ask a question or give keywords")
         if mode == "rerank" and not self.reranker.active:
             raise ValueError(f"mode 'rerank' needs a cross-encoder: {self.reranker.state.detail}")
         timings: dict[str, float] = {}
