@@ -49,3 +49,13 @@ def test_every_setting_is_documented_in_the_readme() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     missing = [f"SEXTANT_{name.upper()}" for name in KbSettings.model_fields if f"SEXTANT_{name.upper()}" not in readme]
     assert not missing, f"undocumented settings: {missing}"
+
+
+def test_an_installed_copy_keeps_its_store_in_the_user_data_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    import platformdirs
+
+    from sextant import settings as settings_module
+
+    monkeypatch.setattr(settings_module, "_checkout_root", lambda: None)
+    store = KbSettings(_env_file=None).store_dir()  # type: ignore[call-arg]
+    assert store == Path(platformdirs.user_data_dir("sextant", appauthor=False)) / "chroma_db"
