@@ -1,7 +1,8 @@
 """Reciprocal rank fusion and the per-document cap.
 
-RRF (Cormack, Clarke & Büttcher, SIGIR 2009): ``score(d) = Σ_lists 1 / (k + rank_list(d))``, with
-ranks starting at 1 and ``k = 60``. It needs no score calibration between BM25 and cosine.
+RRF (Cormack, Clarke & Büttcher, SIGIR 2009): ``score(d) = Σ_lists w_list / (k + rank_list(d))``,
+with ranks starting at 1, ``k = 60`` and equal weights unless a measurement says otherwise. It needs
+no score calibration between BM25 and cosine.
 
 The cap keeps one long document from filling a result list, but only where that costs nothing:
 a chunk past the cap is set aside only when the chunk that would take its slot is competitive
@@ -20,12 +21,14 @@ T = TypeVar("T")
 RRF_K = 60
 
 
-def reciprocal_rank_fusion(rankings: Sequence[Sequence[K]], k: int = RRF_K) -> list[tuple[K, float]]:
-    """Fuse best-first id lists; returns ``(id, fused score)`` best first, ties by first appearance."""
+def reciprocal_rank_fusion(
+    rankings: Sequence[Sequence[K]], k: int = RRF_K, weights: Sequence[float] | None = None
+) -> list[tuple[K, float]]:
+    """Fuse best-first id lists, each weighted (default 1); ``(id, score)`` best first, ties by first seen."""
     scores: dict[K, float] = {}
-    for ranking in rankings:
+    for ranking, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):
         for rank, key in enumerate(ranking, start=1):
-            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
     # sorted() is stable, so equal scores keep the order in which ids were first seen.
     return sorted(scores.items(), key=lambda item: -item[1])
 

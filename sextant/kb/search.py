@@ -16,7 +16,7 @@ import numpy as np
 
 from sextant.kb.abstention import AbstentionRule
 from sextant.kb.embeddings import Embedder
-from sextant.kb.fusion import cap_per_document, reciprocal_rank_fusion
+from sextant.kb.fusion import RRF_K, cap_per_document, reciprocal_rank_fusion
 from sextant.kb.lexical import LexicalHit, LexicalIndex, matched_terms
 from sextant.kb.rerank import Reranker
 from sextant.kb.results import DetailLevel, Hit, ScoredBy, Scores, SearchMode, SearchResult
@@ -52,6 +52,8 @@ class Searcher:
         max_per_document: int,
         depth: int = 30,
         rule: AbstentionRule | None = None,
+        rrf_k: int = RRF_K,
+        weights: tuple[float, float] = (1.0, 1.0),
     ) -> None:
         self.embedder = embedder
         self.store = store
@@ -60,6 +62,8 @@ class Searcher:
         self.max_per_document = max_per_document
         self.depth = depth
         self.rule = rule or AbstentionRule()
+        self.rrf_k = rrf_k
+        self.weights = weights  # (dense, BM25)
 
     def search(
         self,
@@ -93,7 +97,7 @@ class Searcher:
         lexical = self.lexical.search(query, depth, allowed_ids=allowed) if mode != "dense" else []
         clock.lap("lexical")
 
-        ranking = reciprocal_rank_fusion([[i for i, _ in dense], [h.id for h in lexical]])
+        ranking = reciprocal_rank_fusion([[i for i, _ in dense], [h.id for h in lexical]], self.rrf_k, self.weights)
         clock.lap("fuse")
         chunks = {c.id: c for c in self.store.get_chunks([i for i, _ in ranking], vectors=True)}
         clock.lap("fetch")

@@ -44,3 +44,10 @@ def test_cap_fills_empty_slots_with_set_aside_chunks() -> None:
 def test_cap_never_returns_more_than_k() -> None:
     items = [(f"d{i}", f"D{i}", 1.0 - i / 10) for i in range(8)]
     assert _cap(items, limit=2, k=5) == ["d0", "d1", "d2", "d3", "d4"]
+
+
+def test_weighted_rrf_scales_each_list() -> None:
+    fused = dict(reciprocal_rank_fusion([["a"], ["b"]], k=10, weights=[2.0, 1.0]))
+    assert fused == {"a": pytest.approx(2 / 11), "b": pytest.approx(1 / 11)}
+    with pytest.raises(ValueError):
+        reciprocal_rank_fusion([["a"], ["b"]], weights=[1.0])

@@ -1,0 +1,120 @@
+"""How should dense and BM25 lists be fused? A sweep of RRF's k and the two lists' weights.
+
+Runs the product's own search on the golden sets and, where their stores exist, the BEIR
+train/dev sets (built by `sextant-eval` and `sextant-eval beir`). The dense and BM25 candidate
+lists (and the query embedding) are memoised at the searcher's call boundary, so each variant
+re-runs only fusion and what follows it.
+
+    python bench/fusion_sweep.py [--eval-store .sextant-eval] [--data ../shared/data] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np
+
+from sextant.evals import beir
+from sextant.evals.cli import golden_sets
+from sextant.evals.golden import load_golden
+from sextant.evals.harness import evaluate
+from sextant.kb.embeddings import quiet_model_loading
+from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.kb.search import Searcher
+from sextant.settings import KbSettings
+
+RRF_KS = (10, 30, 60, 100)
+WEIGHTS = ((1.0, 1.0), (1.5, 1.0), (2.0, 1.0), (1.0, 1.5), (1.0, 2.0))
+
+
+def memoise(searcher: Searcher) -> None:
+    """Cache embedding and both retrievers per query, so variants differ only after retrieval."""
+    original = searcher.embedder.embed
+    embed_one = functools.lru_cache(maxsize=None)(lambda text: original([text]))
+    searcher.embedder.embed = (  # type: ignore[method-assign]
+        lambda texts, **kw: embed_one(texts[0]) if len(texts) == 1 else original(texts, **kw)
+    )
+    query = searcher.store.query
+    dense = functools.lru_cache(maxsize=None)(lambda key, n: query(np.frombuffer(key, np.float32), n))
+    searcher.store.query = lambda v, n, doc_ids=None: dense(v.astype(np.float32).tobytes(), n)  # type: ignore[method-assign]
+    lexical_search = searcher.lexical.search
+    searcher.lexical.search = functools.lru_cache(maxsize=None)(  # type: ignore[method-assign]
+        lambda q, k, allowed_ids=None: lexical_search(q, k, allowed_ids)
+    )
+
+
+def sweep(searcher: Searcher, score: Callable[[], dict[str, float]]) -> list[dict[str, Any]]:
+    rows = []
+    for rrf_k in RRF_KS:
+        for weights in WEIGHTS:
+            searcher.rrf_k, searcher.weights = rrf_k, weights
+            rows.append({"rrf_k": rrf_k, "weights": list(weights), **score()})
+    searcher.rrf_k, searcher.weights = 60, (1.0, 1.0)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--eval-store", type=Path, default=Path(".sextant-eval"))
+    parser.add_argument("--eval-dir", type=Path, default=Path("eval"))
+    parser.add_argument("--data", type=Path, default=Path(os.environ.get("SEXTANT_DATA_DIR", "../shared/data")))
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--skip-beir", action="store_true", help="only the golden sets")
+    args = parser.parse_args()
+    quiet_model_loading()
+    results: dict[str, list[dict[str, Any]]] = {}
+
+    for gs in golden_sets(args.eval_dir).values():
+        questions = load_golden(gs.golden)
+        with KnowledgeBase.open(KbSettings(chroma_dir=args.eval_store / gs.name)) as kb:
+            memoise(kb.searcher)
+
+            def golden_score(kb: KnowledgeBase = kb, questions: Any = questions) -> dict[str, float]:
+                metrics = evaluate(kb, questions, ("rrf",))[0].metrics
+                return {"ndcg@10": metrics["ndcg@10"], "hit@1": metrics["hit@1"], "recall@5": metrics["recall@5"]}
+
+            results[f"golden-{gs.name}"] = sweep(kb.searcher, golden_score)
+
+    for name, split in (("scifact", "train"), ("nfcorpus", "dev")):
+        store = args.eval_store / f"beir-{name}"
+        if args.skip_beir or not store.exists():
+            continue
+        folder = args.data / "beir" / name
+        queries, qrels = beir.read_queries(folder), beir.read_qrels(folder / "qrels" / f"{split}.tsv")
+        with KnowledgeBase.open(KbSettings(chroma_dir=store, max_per_document=20)) as kb:
+            memoise(kb.searcher)
+
+            def beir_score(kb: KnowledgeBase = kb, queries: Any = queries, qrels: Any = qrels) -> dict[str, float]:
+                out = beir.run(kb, queries, qrels, "rrf")
+                return {"ndcg@10": float(out["ndcg@10"]), "recall@100": float(out["recall@100"])}
+
+            results[f"{name}-{split}"] = sweep(kb.searcher, beir_score)
+
+    for name, rows in results.items():
+        best = max(rows, key=lambda r: r["ndcg@10"])
+        base = next(r for r in rows if r["rrf_k"] == 60 and r["weights"] == [1.0, 1.0])
+        print(f"\n### {name}: nDCG@10 by RRF k (rows) and weights dense:BM25 (columns)\n")
+        print("| k | " + " | ".join(f"{w[0]:g}:{w[1]:g}" for w in WEIGHTS) + " |")
+        print("|---|" + "---|" * len(WEIGHTS))
+        for rrf_k in RRF_KS:
+            cells = [f"{r['ndcg@10']:.3f}" for r in rows if r["rrf_k"] == rrf_k]
+            print(f"| {rrf_k} | " + " | ".join(cells) + " |")
+        print(
+            f"\nbaseline k=60 1:1 {base['ndcg@10']:.3f}; best k={best['rrf_k']} {best['weights']} {best['ndcg@10']:.3f}"
+        )
+        print("mean over variants:", f"{statistics.fmean(r['ndcg@10'] for r in rows):.3f}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
