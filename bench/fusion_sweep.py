@@ -11,7 +11,6 @@ re-runs only fusion and what follows it.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
 import statistics
@@ -21,7 +20,7 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import numpy as np
+from memo import memoise
 
 from sextant.evals import beir
 from sextant.evals.cli import golden_sets
@@ -34,22 +33,6 @@ from sextant.settings import KbSettings
 
 RRF_KS = (10, 30, 60, 100)
 WEIGHTS = ((1.0, 1.0), (1.5, 1.0), (2.0, 1.0), (1.0, 1.5), (1.0, 2.0))
-
-
-def memoise(searcher: Searcher) -> None:
-    """Cache embedding and both retrievers per query, so variants differ only after retrieval."""
-    original = searcher.embedder.embed
-    embed_one = functools.lru_cache(maxsize=None)(lambda text: original([text]))
-    searcher.embedder.embed = (  # type: ignore[method-assign]
-        lambda texts, **kw: embed_one(texts[0]) if len(texts) == 1 else original(texts, **kw)
-    )
-    query = searcher.store.query
-    dense = functools.lru_cache(maxsize=None)(lambda key, n: query(np.frombuffer(key, np.float32), n))
-    searcher.store.query = lambda v, n, doc_ids=None: dense(v.astype(np.float32).tobytes(), n)  # type: ignore[method-assign]
-    lexical_search = searcher.lexical.search
-    searcher.lexical.search = functools.lru_cache(maxsize=None)(  # type: ignore[method-assign]
-        lambda q, k, allowed_ids=None: lexical_search(q, k, allowed_ids)
-    )
 
 
 def sweep(searcher: Searcher, score: Callable[[], dict[str, float]]) -> list[dict[str, Any]]:

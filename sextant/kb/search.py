@@ -54,6 +54,7 @@ class Searcher:
         rule: AbstentionRule | None = None,
         rrf_k: int = RRF_K,
         weights: tuple[float, float] = (1.0, 1.0),
+        competitive: float = 0.5,
     ) -> None:
         self.embedder = embedder
         self.store = store
@@ -64,6 +65,7 @@ class Searcher:
         self.rule = rule or AbstentionRule()
         self.rrf_k = rrf_k
         self.weights = weights  # (dense, BM25)
+        self.competitive = competitive
 
     def search(
         self,
@@ -117,6 +119,7 @@ class Searcher:
             relevance=_Candidate.relevance,
             limit=self.max_per_document,
             k=k,
+            competitive=self.competitive,
         )
         best_dense = max((c.scores.dense or 0.0 for c in candidates), default=0.0)
         terms = [matched_terms(query, c.chunk.text) for c in capped]
