@@ -106,7 +106,7 @@ class Searcher:
         candidates = self._score(q, ranking, chunks, dense, lexical)
         clock.lap("cosine")
 
-        scored_by: ScoredBy = {"dense": "dense", "lexical": "lexical"}.get(mode, "rrf")  # type: ignore[assignment]
+        scored_by: ScoredBy = "dense" if mode == "dense" else "lexical" if mode == "lexical" else "rrf"
         if mode in ("hybrid", "rerank") and self.reranker.active and candidates:
             self._rerank(query, candidates)
             candidates.sort(key=lambda c: -(c.scores.rerank or 0.0))
@@ -215,7 +215,7 @@ def _hit(rank: int, cand: _Candidate, terms: list[str], scored_by: ScoredBy, det
         page=int(page) if page is not None else None,
         page_label=str(meta["page_label"]) if meta.get("page_label") is not None else None,
         pages=[int(p) for p in str(meta.get("pages", "")).split(",") if p],
-        section=str(meta["section"]) or None if meta.get("section") else None,
+        section=str(meta.get("section") or "") or None,
         kind="table" if meta.get("kind") == "table" else "text",
         table_rows=[int(r) for r in str(meta.get("rows", "")).split(",") if r],
         start=int(meta["start"]),
