@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sextant.kb.embeddings import Embedder, EmbedderError, resolve_model_path
+
+
+def test_the_default_name_resolves_to_the_packaged_copy() -> None:
+    path = Path(resolve_model_path("all-MiniLM-L6-v2"))
+    assert path.is_dir() and (path / "modules.json").is_file()
+    assert resolve_model_path("sentence-transformers/all-MiniLM-L6-v2") == str(path)
+    assert resolve_model_path("some-org/other-model") == "some-org/other-model"
+
+
+def test_vectors_are_unit_length_and_similar_texts_are_close(embedder: Embedder) -> None:
+    v = embedder.embed(["Descale the espresso machine.", "Remove limescale from the coffee maker.", "Bees swarm."])
+    assert v.shape == (3, embedder.dim) and v.dtype == np.float32
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert v[0] @ v[1] > v[0] @ v[2]
+    assert embedder.embed([]).shape == (0, embedder.dim)
+
+
+def test_token_spans_are_exact_offsets_without_truncation(embedder: Embedder) -> None:
+    text = "Café owners descale machines; " * 100  # far past the 256-token window
+    spans = embedder.token_spans(text)
+    assert len(spans) == embedder.count_tokens(text) > 256
+    assert text[spans.starts[0] : spans.ends[0]] == "Café"  # offsets point into the original text
+    assert all(0 <= s < e <= len(text) for s, e in zip(spans.starts, spans.ends, strict=True))
+    assert embedder.max_tokens == 254  # the model's 256 less [CLS] and [SEP]
+
+
+def test_an_unloadable_embedder_says_what_to_configure(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(EmbedderError, match="SEXTANT_EMBEDDER"):
+        Embedder(str(tmp_path))
