@@ -46,6 +46,7 @@ import bm25s
 import numpy as np
 import Stemmer
 
+from sextant.evals import beir
 from sextant.kb import lexical as lexical_module
 from sextant.kb import store as store_module
 from sextant.kb.chunking import ChunkingConfig, chunk_document
@@ -90,20 +91,17 @@ QUICK = Sizes(ingest_docs=16, ingest_reps=2, store_min_chunks=300, bm25_reps=2, 
 
 
 def read_corpus(path: Path, prefix: str) -> list[Doc]:
-    """BEIR documents as the product would ingest them: ``title + " " + text`` (the MTEB convention)."""
+    """BEIR documents as the product ingests them (``sextant.evals.beir``), ids prefixed by corpus."""
     docs = []
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            text = f"{row.get('title', '')} {row.get('text', '')}".strip()
-            if text:  # an empty document is refused by ingest; it says nothing about speed
-                docs.append(Doc(doc_id=f"{prefix}-{row['_id']}", title=row.get("title", ""), text=text))
+    for doc in beir.read_corpus(path.parent):
+        text = doc.as_document().text.strip()
+        if text:  # an empty document is refused by ingest; it says nothing about speed
+            docs.append(Doc(doc_id=f"{prefix}-{doc.id}", title=doc.title, text=text))
     return docs
 
 
 def read_queries(path: Path) -> list[str]:
-    with path.open(encoding="utf-8") as f:
-        return [q for q in (json.loads(line)["text"].strip() for line in f) if q]
+    return [q for q in (text.strip() for text in beir.read_queries(path.parent).values()) if q]
 
 
 def interleave(*lists: Sequence[Any]) -> list[Any]:

@@ -148,22 +148,24 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
         kb = kb_of(ctx)
         grouped = _group_pages(documents)
         results: list[IngestOutcome] = []
-        for n, (doc_id, parts) in enumerate(grouped.items()):
+        # One BM25 save for the whole call, not one per document.
+        with kb.batch():
+            for n, (doc_id, parts) in enumerate(grouped.items()):
 
-            def progress(done: int, total: int, message: str, n: int = n) -> None:
-                anyio.from_thread.run(ctx.report_progress, n + done / max(total, 1), len(grouped), message)
+                def progress(done: int, total: int, message: str, n: int = n) -> None:
+                    anyio.from_thread.run(ctx.report_progress, n + done / max(total, 1), len(grouped), message)
 
-            try:
-                loaded = _as_document(parts)
-                outcome = await anyio.to_thread.run_sync(
-                    partial(kb.ingest, doc_id, loaded, source=parts[0].source, progress=progress)
-                )
-            except LoadError as exc:
-                outcome = IngestOutcome(id=doc_id, status="refused", reason=exc.reason)
-            except (KnowledgeBaseError, StoreError) as exc:
-                outcome = IngestOutcome(id=doc_id, status="refused", reason=str(exc))
-            results.append(outcome)
-            await ctx.report_progress(n + 1, len(grouped), f"{doc_id}: {outcome.status}")
+                try:
+                    loaded = _as_document(parts)
+                    outcome = await anyio.to_thread.run_sync(
+                        partial(kb.ingest, doc_id, loaded, source=parts[0].source, progress=progress)
+                    )
+                except LoadError as exc:
+                    outcome = IngestOutcome(id=doc_id, status="refused", reason=exc.reason)
+                except (KnowledgeBaseError, StoreError) as exc:
+                    outcome = IngestOutcome(id=doc_id, status="refused", reason=str(exc))
+                results.append(outcome)
+                await ctx.report_progress(n + 1, len(grouped), f"{doc_id}: {outcome.status}")
         return IngestReport(results=results)
 
     @tool("Knowledge-base statistics", READ_ONLY)
