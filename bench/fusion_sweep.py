@@ -31,8 +31,8 @@ from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.search import Searcher
 from sextant.settings import KbSettings
 
-RRF_KS = (10, 30, 60, 100)
-WEIGHTS = ((1.0, 1.0), (1.5, 1.0), (2.0, 1.0), (1.0, 1.5), (1.0, 2.0))
+RRF_KS = (10, 60)
+WEIGHTS = ((1.0, 1.0), (1.5, 1.0), (1.0, 1.5))
 
 
 def sweep(searcher: Searcher, score: Callable[[], dict[str, float]]) -> list[dict[str, Any]]:
