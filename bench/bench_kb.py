@@ -47,10 +47,10 @@ import numpy as np
 import Stemmer
 
 from sextant.evals import beir
+from sextant.evals.beir import BeirDoc
 from sextant.kb import lexical as lexical_module
 from sextant.kb import store as store_module
 from sextant.kb.chunking import ChunkingConfig, chunk_document
-from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder, load_embedder, quiet_model_loading
 from sextant.kb.indexing import DEFAULT_POLICY, index_text
 from sextant.kb.knowledge_base import CHUNKER_VERSION, EMBED_BATCH, KnowledgeBase
@@ -61,16 +61,6 @@ REPO = Path(__file__).resolve().parent.parent
 DEPTH = 30  # the searcher's candidate depth, so BM25 is measured at the k the product asks for
 STAGES = ("embed", "dense", "lexical", "fuse", "fetch", "cosine", "rerank", "finish", "total")
 THREADS = 1  # torch threads, the product's default; the same on both sides of every ratio
-
-
-@dataclass(frozen=True, slots=True)
-class Doc:
-    doc_id: str
-    title: str
-    text: str
-
-    def loaded(self) -> LoadedDocument:
-        return LoadedDocument(text=self.text, title=self.title)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,13 +80,12 @@ QUICK = Sizes(ingest_docs=16, ingest_reps=2, store_min_chunks=300, bm25_reps=2, 
 # --- data ------------------------------------------------------------------------------------------
 
 
-def read_corpus(path: Path, prefix: str) -> list[Doc]:
+def read_corpus(path: Path, prefix: str) -> list[BeirDoc]:
     """BEIR documents as the product ingests them (``sextant.evals.beir``), ids prefixed by corpus."""
     docs = []
     for doc in beir.read_corpus(path.parent):
-        text = doc.as_document().text.strip()
-        if text:  # an empty document is refused by ingest; it says nothing about speed
-            docs.append(Doc(doc_id=f"{prefix}-{doc.id}", title=doc.title, text=text))
+        if doc.as_document().text.strip():  # an empty document is refused by ingest; it says nothing about speed
+            docs.append(BeirDoc(f"{prefix}-{doc.id}", doc.title, doc.text))
     return docs
 
 
@@ -112,7 +101,7 @@ def interleave(*lists: Sequence[Any]) -> list[Any]:
     return out
 
 
-def index_texts(docs: Iterable[Doc], embedder: Embedder, config: ChunkingConfig, context: bool) -> list[list[str]]:
+def index_texts(docs: Iterable[BeirDoc], embedder: Embedder, config: ChunkingConfig, context: bool) -> list[list[str]]:
     """Each document's chunks as a retriever indexes them: cut by the product's chunker, and under
     the title and section when ``context`` (the indexing policy) says so, as ingest does.
 
@@ -122,16 +111,16 @@ def index_texts(docs: Iterable[Doc], embedder: Embedder, config: ChunkingConfig,
     """
     out = []
     for d in docs:
-        chunks = chunk_document(d.loaded(), embedder, config)
+        chunks = chunk_document(d.as_document(), embedder, config)
         out.append([index_text(c.text, {"title": d.title, "section": c.section}, context) for c in chunks])
     return out
 
 
 def until_chunks(
-    docs: Sequence[Doc], embedder: Embedder, config: ChunkingConfig, n: int
-) -> tuple[list[Doc], list[str]]:
+    docs: Sequence[BeirDoc], embedder: Embedder, config: ChunkingConfig, n: int
+) -> tuple[list[BeirDoc], list[str]]:
     """The shortest prefix of ``docs`` with at least ``n`` chunks, and the texts BM25 indexes for them."""
-    chosen: list[Doc] = []
+    chosen: list[BeirDoc] = []
     texts: list[str] = []
     for doc in docs:
         if len(texts) >= n:
@@ -161,18 +150,20 @@ def _settings(directory: Path) -> KbSettings:
     return KbSettings(chroma_dir=directory, threads=THREADS, _env_file=None)
 
 
-def ingest_all(kb: KnowledgeBase, docs: Iterable[Doc]) -> int:
+def ingest_all(kb: KnowledgeBase, docs: Iterable[BeirDoc]) -> int:
     """One ``kb.ingest`` per document, as the MCP tool does: the BM25 index is saved after each."""
-    return sum(kb.ingest(d.doc_id, d.loaded()).chunks for d in docs)
+    return sum(kb.ingest(d.id, d.as_document()).chunks for d in docs)
 
 
-def ingest_batch(kb: KnowledgeBase, docs: Iterable[Doc]) -> int:
+def ingest_batch(kb: KnowledgeBase, docs: Iterable[BeirDoc]) -> int:
     """Inside ``kb.batch()``, as ``sextant-ingest`` does: one BM25 save at the end."""
     with kb.batch():
         return ingest_all(kb, docs)
 
 
-def timed_ingest(kb: KnowledgeBase, docs: list[Doc], ingest: Callable[[KnowledgeBase, list[Doc]], int]) -> float:
+def timed_ingest(
+    kb: KnowledgeBase, docs: list[BeirDoc], ingest: Callable[[KnowledgeBase, list[BeirDoc]], int]
+) -> float:
     try:
         return timed(lambda: ingest(kb, docs))
     finally:
@@ -197,7 +188,7 @@ PROFILE_STAGES = {
 }
 
 
-def bench_ingest(docs: list[Doc], embedder: Embedder, reps: int, scratch: Path) -> dict[str, Any]:
+def bench_ingest(docs: list[BeirDoc], embedder: Embedder, reps: int, scratch: Path) -> dict[str, Any]:
     """Pipeline vs raw embedder chunks/s on the same chunks, alternating which side goes first.
 
     Four sides per subset:
@@ -272,9 +263,9 @@ def bench_ingest(docs: list[Doc], embedder: Embedder, reps: int, scratch: Path) 
     }
 
 
-def _check_reference(kb: KnowledgeBase, doc: Doc, embedder: Embedder) -> None:
+def _check_reference(kb: KnowledgeBase, doc: BeirDoc, embedder: Embedder) -> None:
     """Exit unless the reference texts embed to the vectors ingest stored for ``doc``."""
-    record = kb.store.get_document(doc.doc_id)
+    record = kb.store.get_document(doc.id)
     assert record is not None
     stored = np.stack([c.vector for c in kb.store.get_chunks(record.chunk_ids(), vectors=True) if c.vector is not None])
     ours = embedder.embed(index_texts([doc], embedder, ChunkingConfig(), DEFAULT_POLICY.dense_context)[0])
@@ -282,7 +273,7 @@ def _check_reference(kb: KnowledgeBase, doc: Doc, embedder: Embedder) -> None:
         raise SystemExit("the reference no longer embeds what kb.ingest embeds: update index_texts()")
 
 
-def _profile_ingest(kb: KnowledgeBase, docs: list[Doc]) -> dict[str, float]:
+def _profile_ingest(kb: KnowledgeBase, docs: list[BeirDoc]) -> dict[str, float]:
     """Seconds per pipeline stage in one profiled ingest (cProfile: shares, not speeds)."""
     profiler = cProfile.Profile()
     profiler.runcall(ingest_all, kb, docs)
@@ -375,7 +366,7 @@ def store_key(embedder: Embedder, min_chunks: int) -> dict[str, Any]:
 
 
 def open_store(
-    out: Path, docs: list[Doc], embedder: Embedder, key: dict[str, Any], rebuild: bool
+    out: Path, docs: list[BeirDoc], embedder: Embedder, key: dict[str, Any], rebuild: bool
 ) -> tuple[KnowledgeBase, dict[str, Any]]:
     """The cached search store for ``key``, built with ``kb.ingest`` when missing or ``rebuild``.
 
@@ -398,14 +389,14 @@ def open_store(
     return kb, info
 
 
-def _build(kb: KnowledgeBase, docs: list[Doc], every: int = 500) -> dict[str, Any]:
+def _build(kb: KnowledgeBase, docs: list[BeirDoc], every: int = 500) -> dict[str, Any]:
     """Ingest ``docs`` as ``sextant-ingest`` does (in one batch), recording chunks/s per block of documents."""
     t0 = time.perf_counter()
     blocks: list[dict[str, float]] = []
     block_start, block_chunks, resumed = t0, 0, 0
     with kb.batch():
         for n, doc in enumerate(docs, 1):
-            outcome = kb.ingest(doc.doc_id, doc.loaded())
+            outcome = kb.ingest(doc.id, doc.as_document())
             resumed += outcome.status == "unchanged"
             block_chunks += outcome.chunks
             if n % every == 0 or n == len(docs):
@@ -417,7 +408,7 @@ def _build(kb: KnowledgeBase, docs: list[Doc], every: int = 500) -> dict[str, An
     return {"seconds": time.perf_counter() - t0, "resumed_documents": resumed, "blocks": blocks}
 
 
-def bench_ingest_at_scale(store_dir: Path, docs: list[Doc], embedder: Embedder, scratch: Path) -> dict[str, Any]:
+def bench_ingest_at_scale(store_dir: Path, docs: list[BeirDoc], embedder: Embedder, scratch: Path) -> dict[str, Any]:
     """A few more documents ingested into copies of the big store: does per-document cost grow with it?
 
     Copies, so the cached store stays as built: one per ``kb.ingest`` pass (plain, in a batch, and
