@@ -230,7 +230,7 @@ class KnowledgeBase:
                 source,
                 category,
                 spans,
-                self.chunking.target,
+                asdict(self.chunking),
                 self.embedder.name,
                 CHUNKER_VERSION,
                 asdict(self.policy),
