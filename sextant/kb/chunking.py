@@ -61,7 +61,7 @@ class ChunkingConfig:
     """Chunk size in tokens; the overlap is a fifth of it, as the knowledge-base issue fixes."""
 
     target: int = 200
-    max_table_rows: int = 8
+    max_table_rows: int = 2  # learning/table-chunking.md
 
     @property
     def overlap(self) -> int:
