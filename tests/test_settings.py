@@ -59,3 +59,23 @@ def test_an_installed_copy_keeps_its_store_in_the_user_data_folder(monkeypatch: 
     monkeypatch.setattr(settings_module, "_checkout_root", lambda: None)
     store = KbSettings(_env_file=None).store_dir()  # type: ignore[call-arg]
     assert store == Path(platformdirs.user_data_dir("sextant", appauthor=False)) / "chroma_db"
+
+
+def test_json_logs_are_one_object_per_line_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+    import logging
+
+    from sextant.settings import configure_logging
+
+    root = logging.getLogger()
+    saved_handlers, saved_level = root.handlers[:], root.level
+    try:
+        configure_logging(KbSettings(log_format="json", log_level="INFO", _env_file=None))  # type: ignore[call-arg]
+        logging.getLogger("sextant.test").info('a "quoted" message')
+    finally:
+        root.handlers[:] = saved_handlers  # later tests must not log into this test's captured stream
+        root.setLevel(saved_level)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    record = json.loads(captured.err.strip().splitlines()[-1])
+    assert (record["level"], record["logger"], record["message"]) == ("INFO", "sextant.test", 'a "quoted" message')
