@@ -2,9 +2,9 @@
 
 Eager scoring as in `bm25s` (Lù, "BM25S: Orders of magnitude faster lexical search via eager sparse
 scoring", 2024): every (term, chunk) score is computed ahead of time into a sparse term-major (CSC)
-matrix, so a query is a sum of a few columns. The matrix is built here, vectorised, from the variant
-functions below (the tests check it against bm25s's own ``index()`` and against rank-bm25); a
-``bm25s.BM25`` holds it and scores the queries.
+matrix, so a query is a sum of a few columns. The matrix is built vectorised from the variant
+functions in ``bm25_scoring`` (the tests check it against bm25s's own ``index()`` and against
+rank-bm25); a ``bm25s.BM25`` holds it and scores the queries.
 
 The index is incremental: each chunk is tokenized once, on ``add``, into a bag of words (term ids
 and their counts), and the bags are what is persisted. BM25's idf and average length are global,
@@ -43,7 +43,7 @@ import re
 import secrets
 import shutil
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -53,6 +53,8 @@ import bm25s
 import numpy as np
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
+
+from sextant.kb.bm25_scoring import VARIANTS, score_matrix
 
 __all__ = ["METHODS", "LexicalHit", "LexicalIndex", "Method", "matched_terms", "tokenize"]
 
@@ -110,51 +112,6 @@ def matched_terms(query: str, text: str) -> list[str]:
     return [word for word, stem in zip(first.values(), stems, strict=True) if stem in in_text]
 
 
-# --- Scoring variants: score(q, d) = sum over terms t of q of idf(t) * tf_part(t, d) -----------------
-# df: chunks containing the term, n: chunks, tf: count in the chunk, dl: chunk length, avgdl: mean dl.
-# The formulas are those of bm25s, written vectorised (Kamphuis et al., "Which BM25 Do You Mean?",
-# ECIR 2020). Operation order follows bm25s so the matrices agree to float32 rounding.
-FloatArray = np.ndarray[Any, np.dtype[np.float64]]
-
-
-def idf_lucene(df: FloatArray, n: int) -> FloatArray:
-    """Lucene: idf = ln(1 + (N - df + 0.5) / (df + 0.5)); always > 0."""
-    return np.log(1.0 + (n - df + 0.5) / (df + 0.5))
-
-
-def idf_robertson(df: FloatArray, n: int) -> FloatArray:
-    """Robertson: idf = ln((N - df + 0.5) / (df + 0.5)), the ratio floored at 1 (idf 0 when df > N/2)."""
-    return np.log(np.maximum((n - df + 0.5) / (df + 0.5), 1.0))
-
-
-def idf_atire(df: FloatArray, n: int) -> FloatArray:
-    """ATIRE: idf = ln(N / df)."""
-    return np.log(n / df)
-
-
-def tf_lucene(tf: FloatArray, dl: FloatArray, avgdl: float, k1: float, b: float) -> FloatArray:
-    """Lucene (and Robertson, in bm25s): tf / (tf + k1 * (1 - b + b * dl / avgdl)).
-
-    The classic numerator factor (k1 + 1) is dropped, as Lucene 8+ and bm25s do: a constant factor
-    leaves every ranking unchanged, so these scores are the textbook ones divided by (k1 + 1).
-    """
-    return tf / (k1 * ((1 - b) + b * dl / avgdl) + tf)
-
-
-def tf_atire(tf: FloatArray, dl: FloatArray, avgdl: float, k1: float, b: float) -> FloatArray:
-    """ATIRE: tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))."""
-    return (tf * (k1 + 1)) / (tf + k1 * (1 - b + b * dl / avgdl))
-
-
-_Idf = Callable[[FloatArray, int], FloatArray]
-_Tf = Callable[[FloatArray, FloatArray, float, float, float], FloatArray]
-_VARIANTS: dict[str, tuple[_Idf, _Tf]] = {
-    "lucene": (idf_lucene, tf_lucene),
-    "robertson": (idf_robertson, tf_lucene),
-    "atire": (idf_atire, tf_atire),
-}
-
-
 @dataclass(frozen=True, slots=True)
 class LexicalHit:
     """One search result: a chunk id, its BM25 score (> 0) and its 1-based rank."""
@@ -189,7 +146,7 @@ class LexicalIndex:
         Raises:
             ValueError: ``method`` is not one of METHODS, ``k1 < 0``, or ``b`` is outside [0, 1].
         """
-        if method not in _VARIANTS:
+        if method not in VARIANTS:
             raise ValueError(f"BM25 method {method!r} is not one of {', '.join(METHODS)}")
         if k1 < 0 or not 0 <= b <= 1:
             raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1; got k1={k1}, b={b}")
@@ -358,7 +315,7 @@ class LexicalIndex:
             self._vocab = {t: int(new_id[i]) for t, i in self._vocab.items() if alive[i]}
             df = df[alive]
         bm25 = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
-        bm25.scores = _score_matrix(self._terms, self._tfs, self._offsets, df, self.method, self.k1, self.b)
+        bm25.scores = score_matrix(self._terms, self._tfs, self._offsets, df, self.method, self.k1, self.b)
         self._attach(bm25)
 
     def _attach(self, bm25: Any) -> None:
@@ -489,26 +446,6 @@ class LexicalIndex:
                         shutil.rmtree(old, ignore_errors=True)
                     else:
                         old.unlink(missing_ok=True)
-
-
-def _score_matrix(
-    terms: np.ndarray, tfs: np.ndarray, offsets: np.ndarray, df: np.ndarray, method: str, k1: float, b: float
-) -> dict[str, Any]:
-    """The bm25s score matrix (CSC, chunks x terms) of the bags, in the dtypes bm25s builds."""
-    n_docs, n_terms = len(offsets) - 1, len(df)
-    pairs_per_doc = np.diff(offsets)
-    doc = np.repeat(np.arange(n_docs, dtype=np.int32), pairs_per_doc)  # (n_pairs,) row of each pair
-    dl = np.bincount(doc, weights=tfs, minlength=n_docs).astype(np.float64, copy=False)  # (n_docs,) lengths
-    avgdl = float(dl.mean())
-    idf_fn, tf_fn = _VARIANTS[method]
-    idf = np.zeros(n_terms, dtype=np.float32)  # float32 like bm25s, and 0 for dead terms
-    seen = df > 0
-    idf[seen] = idf_fn(df[seen].astype(np.float64), n_docs)
-    score = idf[terms] * tf_fn(tfs.astype(np.float64), dl[doc], avgdl, k1, b)  # (n_pairs,) float64
-    order = np.argsort(terms, kind="stable")  # term-major; within a term rows stay ascending
-    indptr = np.zeros(n_terms + 1, dtype=np.int64)
-    np.cumsum(df, out=indptr[1:])
-    return {"data": score[order].astype(np.float32), "indices": doc[order], "indptr": indptr, "num_docs": n_docs}
 
 
 def _check_bags(ids: Any, terms: Any, offsets: Any, term_ids: Any, tfs: Any) -> None:

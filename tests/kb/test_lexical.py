@@ -257,7 +257,7 @@ def test_save_open_gives_identical_results_without_recomputing(tmp_path: Path, m
     def no_recompute(*args: object, **kwargs: object) -> None:
         raise AssertionError("the saved score matrix should have been loaded, not recomputed")
 
-    monkeypatch.setattr(lexical, "_score_matrix", no_recompute)
+    monkeypatch.setattr(lexical, "score_matrix", no_recompute)
     reopened = LexicalIndex.open(tmp_path / "lex")
     assert reopened.load_problem is None
     assert reopened.generation == index.generation
