@@ -18,7 +18,7 @@ from sextant.evals.golden import Question, judge
 from sextant.evals.metrics import abstention_rates, hit_at_1, mrr_at_k, ndcg_at_k, recall_at_k
 from sextant.kb.documents import LoadError
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
-from sextant.kb.loaders import SUPPORTED_SUFFIXES, load_file
+from sextant.kb.loaders import load_file, supported_files
 from sextant.kb.results import SearchMode, SearchResult
 
 PRIMARY = "ndcg@10"
@@ -53,7 +53,7 @@ def ingest_corpus(kb: KnowledgeBase, corpus: Path) -> list[str]:
     """Ingest every supported file under ``corpus`` (unchanged ones are skipped); returns refusals."""
     refused: list[str] = []
     with kb.batch():
-        for path in sorted(p for p in corpus.rglob("*") if p.suffix.lower() in SUPPORTED_SUFFIXES):
+        for path in supported_files(corpus):
             try:
                 kb.ingest(document_id_for(path), load_file(path), source=path.name)
             except (LoadError, KnowledgeBaseError) as exc:

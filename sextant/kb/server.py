@@ -91,12 +91,6 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
 
         return register
 
-    async def call(ctx: Context, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        try:
-            return await anyio.to_thread.run_sync(partial(fn, *args, **kwargs))
-        except (KnowledgeBaseError, ValueError) as exc:
-            raise ToolError(str(exc)) from exc
-
     def kb_of(ctx: Context) -> KnowledgeBase:
         return cast(KnowledgeBase, ctx.request_context.lifespan_context)
 
@@ -120,7 +114,7 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
         abstained=true when nothing in the knowledge base is relevant: then say the documents do not
         answer the question rather than guessing. Cite hits by title and page_label.
         """
-        result = await call(ctx, kb_of(ctx).search, query, k, doc_ids=document_ids, detail=detail)
+        result = await _in_thread(ToolError, kb_of(ctx).search, query, k, doc_ids=document_ids, detail=detail)
         links = _page_links(result)
         return CallToolResult(
             content=[TextContent(type="text", text=result.model_dump_json()), *links],
@@ -130,7 +124,7 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
     @tool("List documents", READ_ONLY)
     async def kb_list(ctx: Context) -> DocumentList:
         """List every document in the knowledge base: id, title, chunk count, size, pages, and what it is about."""
-        return DocumentList(documents=await call(ctx, kb_of(ctx).documents))
+        return DocumentList(documents=await _in_thread(ToolError, kb_of(ctx).documents))
 
     @tool("Add text documents", REPLACING)
     async def kb_ingest(
@@ -171,22 +165,22 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
     @tool("Knowledge-base statistics", READ_ONLY)
     async def kb_stats(ctx: Context) -> Stats:
         """Counts of documents and chunks, the embedder, whether a reranker is in use, and where the store is."""
-        return await call(ctx, kb_of(ctx).stats)
+        return await _in_thread(ToolError, kb_of(ctx).stats)
 
     @server.resource("kb://documents/{doc_id}", mime_type="text/plain", title="Document text")
     async def document_resource(doc_id: str, ctx: Context) -> str:
         """The full text of a document."""
-        return (await _read(kb_of(ctx).document, doc_id)).text
+        return (await _in_thread(ResourceNotFoundError, kb_of(ctx).document, doc_id)).text
 
     @server.resource("kb://documents/{doc_id}/pages/{number}", mime_type="text/plain", title="Page text")
     async def page_resource(doc_id: str, number: int, ctx: Context) -> str:
         """The text of one page (physical page number, 1-based) of a document."""
-        return await _read(kb_of(ctx).page_text, doc_id, number)
+        return await _in_thread(ResourceNotFoundError, kb_of(ctx).page_text, doc_id, number)
 
     @server.resource("kb://chunks/{chunk_id}", mime_type="text/plain", title="Passage")
     async def chunk_resource(chunk_id: str, ctx: Context) -> str:
         """One passage exactly as it was indexed."""
-        return (await _read(kb_of(ctx).chunk, chunk_id)).text
+        return (await _in_thread(ResourceNotFoundError, kb_of(ctx).chunk, chunk_id)).text
 
     @server.prompt(title="Answer from the knowledge base with citations")
     def answer_with_citations(question: str) -> str:
@@ -210,11 +204,12 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
     return server
 
 
-async def _read(fn: Callable[..., T], *args: Any) -> T:
+async def _in_thread(error: type[Exception], fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run blocking knowledge-base work off the event loop; a refusal becomes ``error`` with its message."""
     try:
-        return await anyio.to_thread.run_sync(fn, *args)
-    except KnowledgeBaseError as exc:
-        raise ResourceNotFoundError(str(exc)) from exc
+        return await anyio.to_thread.run_sync(partial(fn, *args, **kwargs))
+    except (KnowledgeBaseError, ValueError) as exc:
+        raise error(str(exc)) from exc
 
 
 def _page_links(result: SearchResult) -> list[ResourceLink]:

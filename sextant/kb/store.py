@@ -301,10 +301,6 @@ class ChunkStore:
             ]
             offset += len(got["ids"])
 
-    def document_chunk_ids(self, doc_ids: Sequence[str]) -> set[str]:
-        got = self._chunks.get(where=_doc_filter(doc_ids), include=[])
-        return set(got["ids"])
-
 
 def _doc_filter(doc_ids: Sequence[str] | None) -> dict[str, Any] | None:
     if not doc_ids:

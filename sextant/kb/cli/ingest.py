@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sextant.kb.documents import LoadError
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
-from sextant.kb.loaders import SUPPORTED_SUFFIXES, load_file
+from sextant.kb.loaders import load_file, supported_files
 from sextant.kb.store import StoreError
 
 
@@ -50,7 +50,7 @@ def collect(paths: list[Path], recursive: bool, summary: Summary) -> Iterator[Pa
             if not recursive:
                 summary.refused.append((str(path), "is a folder; pass -r to ingest the files in it"))
                 continue
-            yield from sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES)
+            yield from supported_files(path)
         elif path.exists():
             yield path
         else:

@@ -27,6 +27,11 @@ def _loaders() -> dict[str, Loader]:
 SUPPORTED_SUFFIXES = (".pdf", ".docx", ".md", ".markdown", ".txt", ".text")
 
 
+def supported_files(folder: Path) -> list[Path]:
+    """Every file under ``folder`` (recursively) that a loader can read, in path order."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES)
+
+
 def load_bytes(data: bytes, name: str) -> LoadedDocument:
     """Load a file's bytes, choosing the loader by the suffix of ``name``.
 
