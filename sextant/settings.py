@@ -5,12 +5,10 @@ The agent server will get its own class beside this one; a variable is named in 
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import platformdirs
 from pydantic import Field, ValidationError, field_validator
@@ -72,14 +70,18 @@ class KbSettings(BaseSettings):
         """Where the store and its BM25 index live on this machine."""
         if self.chroma_dir is not None:
             return self.chroma_dir.expanduser()
-        checkout = _checkout_root()
-        if checkout is not None:
-            return checkout / "chroma_db"
-        return Path(platformdirs.user_data_dir("sextant", appauthor=False)) / "chroma_db"
+        return default_data_path("chroma_db")
+
+
+def default_data_path(name: str) -> Path:
+    """``<repo>/<name>`` when running from a source checkout, else under the platform's user-data folder."""
+    root = _checkout_root()
+    if root is not None:
+        return root / name
+    return Path(platformdirs.user_data_dir("sextant", appauthor=False)) / name
 
 
 def _checkout_root() -> Path | None:
-    """The repository root when running from a source checkout (not an installed wheel)."""
     root = Path(__file__).resolve().parent.parent
     return root if (root / "pyproject.toml").is_file() and (root / ".git").exists() else None
 
@@ -97,37 +99,20 @@ def report_legacy_variables(environ: dict[str, str] | None = None) -> list[str]:
     return messages
 
 
-def configure_logging(settings: KbSettings) -> None:
-    """Send logs to stderr: stdout belongs to the MCP protocol."""
-    handler = logging.StreamHandler(sys.stderr)
-    if settings.log_format == "json":
-        handler.setFormatter(_JsonFormatter())
-    else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    logging.basicConfig(level=settings.log_level, handlers=[handler], force=True)
+S = TypeVar("S", bound=BaseSettings)
 
 
-class _JsonFormatter(logging.Formatter):
-    """One JSON object a line: time, level, logger, message."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        return json.dumps(
-            {
-                "time": self.formatTime(record),
-                "level": record.levelname,
-                "logger": record.name,
-                "message": record.getMessage(),
-            }
-        )
-
-
-def load_settings() -> KbSettings:
+def load_from_environment(cls: type[S], program: str = "sextant") -> S:
     """Settings from the environment, or exit 2 with a message that names each bad variable."""
     report_legacy_variables()
     try:
-        return KbSettings()
+        return cls()
     except ValidationError as exc:
         for err in exc.errors():
             name = PREFIX + "_".join(str(p) for p in err["loc"]).upper()
-            print(f"sextant: {name}: {err['msg']}", file=sys.stderr)  # noqa: T201 - logging is not set up yet
+            print(f"{program}: {name}: {err['msg']}", file=sys.stderr)  # noqa: T201 - logging is not set up yet
         raise SystemExit(2) from exc
+
+
+def load_settings() -> KbSettings:
+    return load_from_environment(KbSettings)

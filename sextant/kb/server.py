@@ -9,12 +9,16 @@ reads paths from disk.
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
+import dataclasses
 import inspect
 import logging
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
+from pathlib import Path
 from typing import Annotated, Any, TypeVar, cast
 
 import anyio
@@ -25,8 +29,8 @@ from mcp_types import CallToolResult, ResourceLink, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from sextant.kb.documents import LoadedDocument, LoadError, join_pages
-from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
-from sextant.kb.loaders import markdown
+from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
+from sextant.kb.loaders import load_bytes, markdown
 from sextant.kb.results import (
     DetailLevel,
     DocumentList,
@@ -36,13 +40,18 @@ from sextant.kb.results import (
     Stats,
 )
 from sextant.kb.store import StoreError
+from sextant.logs import request_id
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
+# The agent puts its HTTP request id here, so one id follows a question through both processes' logs.
+REQUEST_ID_META = "sextant/request_id"
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 # Re-using an id replaces that document: destructive, but the same call twice changes nothing more.
+# 10 MB of file, base64-encoded.
+MAX_UPLOAD_BASE64 = 4 * (10 * 1024 * 1024 // 3 + 1)
 REPLACING = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
 INSTRUCTIONS = (
@@ -92,6 +101,11 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
         return register
 
     def kb_of(ctx: Context) -> KnowledgeBase:
+        """The knowledge base, with this call's log lines tagged by the caller's request id (if it sent one)."""
+        meta = ctx.request_context.meta or {}
+        sent = meta.get(REQUEST_ID_META)
+        if isinstance(sent, str) and sent:
+            request_id.set(sent[:128])
         return cast(KnowledgeBase, ctx.request_context.lifespan_context)
 
     @tool("Search the knowledge base", READ_ONLY)
@@ -115,6 +129,12 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
         answer the question rather than guessing. Cite hits by title and page_label.
         """
         result = await _in_thread(ToolError, kb_of(ctx).search, query, k, doc_ids=document_ids, detail=detail)
+        log.info(
+            "kb_search: %d hits%s in %.0f ms",
+            len(result.hits),
+            " (abstained)" if result.abstained else "",
+            sum(result.timings_ms.values()),
+        )
         links = _page_links(result)
         return CallToolResult(
             content=[TextContent(type="text", text=result.model_dump_json()), *links],
@@ -161,6 +181,39 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
                 results.append(outcome)
                 await ctx.report_progress(n + 1, len(grouped), f"{doc_id}: {outcome.status}")
         return IngestReport(results=results)
+
+    @tool("Add a file", REPLACING)
+    async def kb_upload(
+        filename: Annotated[
+            str,
+            Field(description="The file's name; its suffix picks the parser (.pdf, .docx, .md, .txt).", max_length=255),
+        ],
+        content_base64: Annotated[
+            str, Field(description="The file's bytes, base64-encoded.", min_length=1, max_length=MAX_UPLOAD_BASE64)
+        ],
+        ctx: Context,
+        title: Annotated[str | None, Field(description="Title; default: from the file.", max_length=300)] = None,
+    ) -> IngestReport:
+        """Add one file (PDF, DOCX, Markdown or text), parsed here with page numbers kept.
+
+        Its id comes from the file name; re-using a name replaces that document. For a person's uploads
+        through the agent's API, not for answering questions.
+        """
+        doc_id = document_id_for(Path(filename))
+        try:
+            data = base64.b64decode(content_base64, validate=True)
+        except binascii.Error as exc:
+            raise ToolError(f"content_base64 is not valid base64: {exc}") from exc
+        try:
+            loaded = await anyio.to_thread.run_sync(load_bytes, data, filename)
+            if title:
+                loaded = dataclasses.replace(loaded, title=title)
+            outcome = await anyio.to_thread.run_sync(partial(kb_of(ctx).ingest, doc_id, loaded, source=filename))
+        except LoadError as exc:
+            outcome = IngestOutcome(id=doc_id, status="refused", reason=exc.reason)
+        except (KnowledgeBaseError, StoreError) as exc:
+            outcome = IngestOutcome(id=doc_id, status="refused", reason=str(exc))
+        return IngestReport(results=[outcome])
 
     @tool("Knowledge-base statistics", READ_ONLY)
     async def kb_stats(ctx: Context) -> Stats:

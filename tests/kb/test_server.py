@@ -33,7 +33,7 @@ async def _ingest(client: Client, *docs: dict[str, Any]) -> dict[str, Any]:
 async def test_tools_are_typed_annotated_and_described(kb: KnowledgeBase) -> None:
     async with Client(create_server(kb)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {"kb_search", "kb_list", "kb_ingest", "kb_stats"}
+    assert {"kb_search", "kb_list", "kb_ingest", "kb_upload", "kb_stats"} <= set(tools)
     for tool in tools.values():
         assert tool.description and tool.output_schema and tool.annotations
         assert tool.annotations.open_world_hint is False
@@ -143,3 +143,51 @@ async def test_ingest_reports_progress(kb: KnowledgeBase) -> None:
     assert not result.is_error
     assert len(seen) >= 2 and seen[-1][0] == seen[-1][1] == 1
     assert any(m and "embedding big" in m for _, _, m in seen)
+
+
+async def test_upload_parses_a_pdf_in_the_server_and_keeps_its_pages(kb: KnowledgeBase) -> None:
+    import base64
+    from pathlib import Path
+
+    pdf = Path(__file__).resolve().parents[2] / "eval" / "corpus" / "documents" / "lighthouse-history.pdf"
+    async with Client(create_server(kb)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["kb_upload"].annotations is not None and not tools["kb_upload"].annotations.read_only_hint
+        encoded = base64.b64encode(pdf.read_bytes()).decode()
+        result = await client.call_tool("kb_upload", {"filename": "Lighthouse History.pdf", "content_base64": encoded})
+        assert result.structured_content is not None
+        assert result.structured_content["results"][0]["status"] == "added"
+        doc_id = result.structured_content["results"][0]["id"]
+        assert doc_id == "Lighthouse-History"
+        assert len(kb.document(doc_id).pages) > 1
+
+        refused = await client.call_tool("kb_upload", {"filename": "notes.xyz", "content_base64": encoded})
+        assert refused.structured_content is not None
+        outcome = refused.structured_content["results"][0]
+        assert outcome["status"] == "refused" and "unsupported file type" in outcome["reason"]
+
+        broken = await client.call_tool("kb_upload", {"filename": "a.pdf", "content_base64": "not base64!"})
+        assert broken.is_error
+
+
+async def test_the_callers_request_id_tags_the_servers_log_lines(
+    kb: KnowledgeBase, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import logging
+
+    from sextant.kb.server import REQUEST_ID_META
+    from sextant.logs import configure_logging
+
+    root = logging.getLogger()
+    saved_handlers, saved_level = root.handlers[:], root.level
+    try:
+        configure_logging("INFO", "json")
+        async with Client(create_server(kb)) as client:
+            await _ingest(client, {"id": "espresso", "title": "Espresso", "content": ESPRESSO})
+            await client.call_tool("kb_search", {"query": "descale"}, meta={REQUEST_ID_META: "req-from-agent"})
+    finally:
+        root.handlers[:] = saved_handlers
+        root.setLevel(saved_level)
+    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
+    searches = [line for line in lines if line["message"].startswith("kb_search")]
+    assert searches and searches[-1]["request_id"] == "req-from-agent"

@@ -1,0 +1,96 @@
+"""Request and response bodies of the agent's HTTP API, bounded in their schemas."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from sextant.agent.events import CitationSummary, ToolCallEvent, ToolResultEvent, UsageInfo, Verification
+from sextant.agent.passages import Passage
+
+MAX_QUESTION_CHARS = 2000
+MAX_DOCUMENT_CHARS = 2_000_000
+
+
+class Turn(BaseModel):
+    role: Literal["user", "assistant"]
+    text: str = Field(max_length=20_000)
+
+
+class QueryRequest(BaseModel):
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    history: list[Turn] = Field(
+        default_factory=list, max_length=40, description="Earlier turns of this conversation, oldest first."
+    )
+    passages: list[Passage] = Field(
+        default_factory=list,
+        max_length=200,
+        description="Passages the client already holds from earlier turns: their labels keep their meaning and "
+        "new passages are numbered after them.",
+    )
+
+
+class QueryResponse(BaseModel):
+    request_id: str
+    answer: str
+    mode: Literal["model", "excerpts"]
+    model: str | None
+    reason: str
+    sources: list[Passage] = Field(description="Every passage numbered in this conversation, by label.")
+    citations: CitationSummary
+    verification: Verification
+    usage: UsageInfo
+    turns: int
+    trace: list[ToolCallEvent | ToolResultEvent]
+
+
+class TextDocument(BaseModel):
+    id: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._-]+$")
+    title: str = Field(min_length=1, max_length=300)
+    content: str = Field(min_length=1, max_length=MAX_DOCUMENT_CHARS)
+    source: str = Field(default="", max_length=2000)
+    page: int | None = Field(default=None, ge=1)
+
+
+class IngestRequest(BaseModel):
+    documents: list[TextDocument] = Field(min_length=1, max_length=100)
+
+
+class IngestResult(BaseModel):
+    id: str
+    status: Literal["added", "replaced", "unchanged", "refused"]
+    reason: str | None = None
+    chunks: int | None = None
+    name: str | None = Field(default=None, description="For uploads: the file's name as sent.")
+
+
+class IngestResponse(BaseModel):
+    request_id: str
+    results: list[IngestResult]
+
+
+class ToolInfo(BaseModel):
+    name: str
+    description: str
+    read_only: bool
+    offered_to_model: bool
+    input_schema: dict[str, Any]
+
+
+class ModelHealth(BaseModel):
+    configured: bool = Field(description="A model is set up; without one answers are excerpts.")
+    reachable: bool | None = Field(description="Whether the last call reached it; null before the first call.")
+    provider: str
+    name: str | None
+    detail: str
+
+
+class Health(BaseModel):
+    status: Literal["ok", "degraded"]
+    kb_connected: bool
+    kb_tools: int
+    model: ModelHealth
+    answers: Literal["model", "excerpts"]
+    budget_usd: float
+    spent_today_usd: float

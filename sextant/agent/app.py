@@ -1,0 +1,378 @@
+"""The agent's HTTP API (FastAPI): questions in, cited answers out, streamed over SSE.
+
+The app owns one knowledge-base process for its lifetime, started in the lifespan and reached over
+MCP. Every response carries ``X-Request-ID``; the same id is on each log line and in the metadata of
+each MCP call the request makes.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, File, HTTPException, Request, UploadFile
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import StreamingResponse
+from limits import RateLimitItemPerSecond
+from limits.aio.storage import MemoryStorage
+from limits.aio.strategies import MovingWindowRateLimiter
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from sextant.agent.api import (
+    Health,
+    IngestRequest,
+    IngestResponse,
+    IngestResult,
+    ModelHealth,
+    QueryRequest,
+    QueryResponse,
+    ToolInfo,
+)
+from sextant.agent.budget import DailyBudget
+from sextant.agent.chat import ChatModel
+from sextant.agent.events import (
+    AgentEvent,
+    AnswerEvent,
+    DoneEvent,
+    ErrorEvent,
+    SourcesEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from sextant.agent.kb_client import KbClient, KbUnavailable, stdio_server
+from sextant.agent.loop import AgentLoop, HistoryItem
+from sextant.agent.models.factory import ModelChoice, build_model
+from sextant.agent.passages import Passage
+from sextant.agent.settings import AgentSettings
+from sextant.logs import request_id as current_request_id
+from sextant.settings import default_data_path
+
+log = logging.getLogger(__name__)
+
+MAX_UPLOAD_BYTES = 10 * 1024 * 1024
+MAX_UPLOAD_FILES = 20
+# Every other body is JSON; byte-capped even when the client sends no Content-Length.
+MAX_BODY_BYTES = 25 * 1024 * 1024
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+
+@dataclass
+class AgentState:
+    settings: AgentSettings
+    kb: KbClient
+    choice: ModelChoice
+    budget: DailyBudget
+    limiter: MovingWindowRateLimiter
+    rate: RateLimitItemPerSecond
+    model_reachable: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def model(self) -> ChatModel | None:
+        return self.choice.model
+
+
+def create_app(
+    settings: AgentSettings | None = None,
+    *,
+    kb_server: Any = None,
+    model: ModelChoice | None = None,
+    budget: DailyBudget | None = None,
+) -> FastAPI:
+    """Build the app. ``kb_server`` and ``model`` replace what the settings would start (tests pass
+    an in-memory server or the scripted model); by default the app spawns ``sextant-kb`` itself."""
+    settings = settings or AgentSettings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        choice = model or build_model(settings)
+        async with KbClient(kb_server if kb_server is not None else stdio_server(settings.kb_command)) as kb:
+            app.state.agent = AgentState(
+                settings=settings,
+                kb=kb,
+                choice=choice,
+                budget=budget or DailyBudget(settings.daily_budget_usd, default_data_path("agent") / "spend.json"),
+                limiter=MovingWindowRateLimiter(MemoryStorage()),
+                rate=RateLimitItemPerSecond(settings.rate_limit, settings.rate_window),
+            )
+            log.info("agent ready: %s; knowledge base has %d tools", choice.detail, len(kb.tools))
+            try:
+                yield
+            finally:
+                if choice.model is not None:
+                    await choice.model.aclose()
+
+    app = FastAPI(
+        title="Sextant agent",
+        version="0.1.0",
+        description="Questions answered from your documents, with every claim cited to a page and passage.",
+        lifespan=lifespan,
+        max_body_size=MAX_BODY_BYTES,
+    )
+    app.add_middleware(
+        CORSMiddleware,
+        allow_origins=settings.origins(),
+        allow_methods=["GET", "POST"],
+        allow_headers=["Content-Type", "X-Request-ID"],
+        expose_headers=["X-Request-ID", "Retry-After"],
+    )
+    app.add_middleware(RequestContext)
+    _routes(app)
+    return app
+
+
+def state_of(request: Request) -> AgentState:
+    state: AgentState = request.app.state.agent
+    return state
+
+
+State = Annotated[AgentState, Depends(state_of)]
+
+
+async def rate_limited(request: Request, state: State) -> None:
+    """Per-client request rate on the endpoints that cost work (not on /health)."""
+    client = request.client.host if request.client else "unknown"
+    if not await state.limiter.hit(state.rate, "sextant", client):
+        reset, _ = await state.limiter.get_window_stats(state.rate, "sextant", client)
+        retry = max(1, int(reset - time.time()))
+        raise HTTPException(
+            429,
+            f"rate limit: {state.settings.rate_limit} requests per {state.settings.rate_window} s",
+            headers={"Retry-After": str(retry)},
+        )
+
+
+async def within_budget(state: State) -> None:
+    if state.model is not None and state.budget.exhausted():
+        raise HTTPException(
+            429,
+            f"today's model budget (${state.settings.daily_budget_usd:.2f}, SEXTANT_DAILY_BUDGET_USD) is spent; "
+            "it resets at 00:00 UTC",
+            headers={"Retry-After": str(state.budget.seconds_until_reset())},
+        )
+
+
+Limited = Depends(rate_limited)
+Budgeted = Depends(within_budget)
+
+
+def _loop(state: AgentState) -> AgentLoop:
+    return AgentLoop(
+        state.kb,
+        state.model,
+        budget=state.budget,
+        verify=state.settings.verify,
+        web_search=state.settings.web_search == "on",
+        max_output_tokens=state.settings.max_output_tokens,
+    )
+
+
+async def _run(state: AgentState, body: QueryRequest) -> AsyncIterator[AgentEvent]:
+    history = [HistoryItem(turn.role, turn.text) for turn in body.history]
+    async for event in _loop(state).run(
+        body.question, history=history, held=body.passages, request_id=current_request_id.get()
+    ):
+        if isinstance(event, AnswerEvent) and state.model is not None:
+            state.model_reachable = event.mode == "model" or "could not be reached" not in event.reason
+        yield event
+
+
+def _routes(app: FastAPI) -> None:
+    @app.post("/query", dependencies=[Limited, Budgeted])
+    async def query(body: QueryRequest, state: State) -> QueryResponse:
+        """Answer a question; the whole answer at once."""
+        sources: list[Passage] = list(body.passages)
+        trace: list[ToolCallEvent | ToolResultEvent] = []
+        answer: AnswerEvent | None = None
+        async for event in _run(state, body):
+            if isinstance(event, SourcesEvent):
+                sources = event.passages
+            elif isinstance(event, ToolCallEvent | ToolResultEvent):
+                trace.append(event)
+            elif isinstance(event, AnswerEvent):
+                answer = event
+        if answer is None:
+            raise HTTPException(500, "the agent finished without an answer")
+        return QueryResponse(
+            request_id=current_request_id.get() or "",
+            answer=answer.text,
+            mode=answer.mode,
+            model=answer.model,
+            reason=answer.reason,
+            sources=sources,
+            citations=answer.citations,
+            verification=answer.verification,
+            usage=answer.usage,
+            turns=answer.turns,
+            trace=trace,
+        )
+
+    @app.post(
+        "/query/stream",
+        dependencies=[Limited, Budgeted],
+        response_class=StreamingResponse,
+        responses={200: {"content": {"text/event-stream": {}}, "description": "Server-sent events."}},
+    )
+    async def query_stream(body: QueryRequest, state: State) -> StreamingResponse:
+        """Answer a question as server-sent events: tool_call, tool_result, sources, token, citation, answer,
+        done (or error, then done)."""
+        rid = current_request_id.get() or ""
+
+        async def frames() -> AsyncIterator[str]:
+            started = time.perf_counter()
+            try:
+                async for event in _run(state, body):
+                    yield sse(event)
+            except Exception as exc:
+                log.exception("query failed")
+                yield sse(ErrorEvent(message=f"the answer failed: {exc}"))
+            yield sse(DoneEvent(request_id=rid, elapsed_ms=round((time.perf_counter() - started) * 1000, 1)))
+
+        return StreamingResponse(
+            frames(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    @app.post("/ingest", dependencies=[Limited])
+    async def ingest(body: IngestRequest, state: State) -> IngestResponse:
+        """Add text documents (Markdown is understood); re-using an id replaces that document."""
+        documents = [d.model_dump(exclude_none=True) for d in body.documents]
+        outcome = await _kb_call(state, "kb_ingest", {"documents": documents})
+        return IngestResponse(
+            request_id=current_request_id.get() or "",
+            results=[IngestResult.model_validate(r) for r in outcome.get("results", [])],
+        )
+
+    @app.post("/upload", dependencies=[Limited], max_body_size=MAX_UPLOAD_FILES * MAX_UPLOAD_BYTES + 1024 * 1024)
+    async def upload(
+        files: Annotated[list[UploadFile], File(description="PDF, DOCX, Markdown or text files.")], state: State
+    ) -> IngestResponse:
+        """Upload files; each is parsed on the server by the knowledge base's loaders, page numbers kept."""
+        if len(files) > MAX_UPLOAD_FILES:
+            raise HTTPException(413, f"at most {MAX_UPLOAD_FILES} files per upload")
+        results: list[IngestResult] = []
+        for upload in files:
+            name = upload.filename or "upload"
+            data = await upload.read(MAX_UPLOAD_BYTES + 1)
+            if len(data) > MAX_UPLOAD_BYTES:
+                results.append(_refused(name, f"larger than the {MAX_UPLOAD_BYTES // (1024 * 1024)} MB limit"))
+                continue
+            if not data:
+                results.append(_refused(name, "the file is empty"))
+                continue
+            arguments = {"filename": name, "content_base64": base64.b64encode(data).decode("ascii")}
+            try:
+                outcome = await _kb_call(state, "kb_upload", arguments)
+            except HTTPException as exc:
+                results.append(_refused(name, str(exc.detail)))
+                continue
+            for item in outcome.get("results", []):
+                results.append(IngestResult.model_validate({**item, "name": name}))
+        return IngestResponse(request_id=current_request_id.get() or "", results=results)
+
+    @app.get("/documents")
+    async def documents(state: State) -> dict[str, Any]:
+        """Every document in the knowledge base."""
+        return await _kb_call(state, "kb_list", {})
+
+    @app.get("/documents/{doc_id}/pages/{number}")
+    async def page(doc_id: str, number: int, state: State) -> dict[str, Any]:
+        """The text of one page of a document, for reading around a cited passage."""
+        if not re.fullmatch(r"[A-Za-z0-9._-]{1,128}", doc_id) or not 1 <= number <= 100_000:
+            raise HTTPException(422, "bad document id or page number")
+        try:
+            text = await state.kb.read(f"kb://documents/{doc_id}/pages/{number}")
+        except Exception as exc:
+            raise HTTPException(404, f"no page {number} in document {doc_id!r}") from exc
+        return {"document_id": doc_id, "page": number, "text": text}
+
+    @app.get("/tools")
+    async def tools(state: State) -> list[ToolInfo]:
+        """The knowledge base's tools as discovered over MCP, and which of them the model may call."""
+        return [
+            ToolInfo(
+                name=t.spec.name,
+                description=t.spec.description,
+                read_only=t.read_only,
+                offered_to_model=t.offered,
+                input_schema=t.spec.input_schema,
+            )
+            for t in state.kb.tools.values()
+        ]
+
+    @app.get("/health")
+    async def health(state: State) -> Health:
+        """Whether the knowledge base is connected, and whether a model is configured and reachable."""
+        configured = state.model is not None
+        reachable = state.model_reachable if configured else False
+        return Health(
+            status="ok" if (state.kb.tools and reachable is not False) or not configured else "degraded",
+            kb_connected=bool(state.kb.tools),
+            kb_tools=len(state.kb.tools),
+            model=ModelHealth(
+                configured=configured,
+                reachable=reachable,
+                provider=state.choice.provider,
+                name=state.model.name if state.model is not None else None,
+                detail=state.choice.detail,
+            ),
+            answers="model" if configured else "excerpts",
+            budget_usd=state.settings.daily_budget_usd,
+            spent_today_usd=round(state.budget.spent(), 6),
+        )
+
+
+async def _kb_call(state: AgentState, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    try:
+        outcome = await state.kb.call(name, arguments, current_request_id.get())
+    except KbUnavailable as exc:
+        raise HTTPException(503, str(exc)) from exc
+    if not outcome.ok or outcome.structured is None:
+        raise HTTPException(422, outcome.text or f"{name} failed")
+    return outcome.structured
+
+
+def _refused(name: str, reason: str) -> IngestResult:
+    return IngestResult(id=name, name=name, status="refused", reason=reason)
+
+
+def sse(event: AgentEvent) -> str:
+    """One server-sent event: its name, then its JSON on one data line."""
+    return f"event: {event.event}\ndata: {json.dumps(event.model_dump(mode='json'), ensure_ascii=False)}\n\n"
+
+
+class RequestContext:
+    """Request id in and out: honoured when the client sends a sane one, minted otherwise."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        sent = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
+        rid = sent if _REQUEST_ID.match(sent) else uuid.uuid4().hex
+        token = current_request_id.set(rid)
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {
+                    **message,
+                    "headers": [*message.get("headers", []), (b"x-request-id", rid.encode("latin-1"))],
+                }
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            current_request_id.reset(token)

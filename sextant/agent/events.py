@@ -1,0 +1,100 @@
+"""What the loop tells the client, in order: each is one SSE frame (``event:`` name, JSON ``data:``)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from sextant.agent.passages import Passage
+
+
+class ToolCallEvent(BaseModel):
+    event: Literal["tool_call"] = "tool_call"
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    turn: int
+    forced: bool = Field(description="The loop, not the model, asked for this call.")
+
+
+class ToolResultEvent(BaseModel):
+    event: Literal["tool_result"] = "tool_result"
+    id: str
+    name: str
+    ok: bool
+    found: int = Field(description="Passages returned (0 is 'nothing found').")
+    abstained: bool = False
+    labels: list[int] = Field(default_factory=list, description="Labels of the passages this call returned.")
+    summary: str
+
+
+class SourcesEvent(BaseModel):
+    """The complete list of passages so far; each frame replaces the previous one."""
+
+    event: Literal["sources"] = "sources"
+    passages: list[Passage]
+
+
+class TokenEvent(BaseModel):
+    event: Literal["token"] = "token"
+    text: str
+
+
+class CitationEvent(BaseModel):
+    event: Literal["citation"] = "citation"
+    label: int
+    valid: bool
+
+
+class CitationSummary(BaseModel):
+    claims: int = Field(description="Sentences and list items in the answer.")
+    claims_cited: int = Field(description="Of those, how many carry at least one valid label.")
+    labels_total: int
+    labels_valid: int
+    dangling: list[int] = Field(description="Labels that named no passage the model was shown; removed.")
+
+
+class Verification(BaseModel):
+    checked: bool
+    statements: int = 0
+    unsupported: list[str] = Field(default_factory=list, description="Statements the check found unsupported.")
+    action: Literal["mark", "drop", "off"] = "off"
+    addresses_question: bool | None = None
+    note: str = ""
+
+
+class UsageInfo(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    thinking_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class AnswerEvent(BaseModel):
+    event: Literal["answer"] = "answer"
+    text: str
+    mode: Literal["model", "excerpts"] = Field(description="'excerpts': no model wrote this; it is the passages.")
+    model: str | None = None
+    reason: str = Field(default="", description="Why excerpts, when they are.")
+    citations: CitationSummary
+    verification: Verification
+    usage: UsageInfo
+    turns: int
+
+
+class DoneEvent(BaseModel):
+    event: Literal["done"] = "done"
+    request_id: str
+    elapsed_ms: float
+
+
+class ErrorEvent(BaseModel):
+    event: Literal["error"] = "error"
+    message: str
+    status: int = 500
+
+
+AgentEvent = (
+    ToolCallEvent | ToolResultEvent | SourcesEvent | TokenEvent | CitationEvent | AnswerEvent | DoneEvent | ErrorEvent
+)

@@ -1,0 +1,108 @@
+"""The knowledge base as the agent sees it: an MCP server in its own process, discovered, not imported.
+
+The agent starts ``sextant-kb`` over stdio and owns its lifetime. Of the tools it discovers, only the
+read tools are offered to the model: answering a question must never change the corpus, so
+``kb_ingest`` is called by the HTTP API on a person's behalf and never by the model.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+from mcp_types import CallToolResult, TextContent, TextResourceContents
+
+from sextant.agent.chat import ToolSpec
+
+log = logging.getLogger(__name__)
+
+OFFERED_TO_MODEL = ("kb_search", "kb_list", "kb_stats")
+REQUEST_ID_META = "sextant/request_id"
+# Ingest of a large upload embeds every chunk on the server's CPU.
+CALL_TIMEOUT_S = 600.0
+
+
+class KbUnavailable(Exception):
+    """The knowledge-base process could not be started or stopped answering."""
+
+
+@dataclass(frozen=True)
+class DiscoveredTool:
+    spec: ToolSpec
+    read_only: bool
+    offered: bool
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    ok: bool
+    structured: dict[str, Any] | None
+    text: str
+
+
+def stdio_server(command: str | None = None) -> StdioServerParameters:
+    """How to start ``sextant-kb``: the one installed beside this Python unless told otherwise."""
+    if command:
+        parts = command.split()
+        return StdioServerParameters(command=parts[0], args=parts[1:], env=dict(os.environ))
+    found = shutil.which("sextant-kb", path=str(Path(sys.executable).parent)) or shutil.which("sextant-kb")
+    if found is None:
+        raise KbUnavailable(
+            "sextant-kb is not installed beside this Python; install sextant-kb or set SEXTANT_KB_COMMAND"
+        )
+    return StdioServerParameters(
+        command=found, env={**os.environ, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1")}
+    )
+
+
+class KbClient:
+    """An open MCP session with the knowledge base. Use as an async context manager."""
+
+    def __init__(self, server: Any) -> None:
+        # ``server`` is anything ``mcp.Client`` accepts: stdio parameters in the product, an in-memory
+        # server object in tests that exercise the loop without a process.
+        self._client = Client(server, read_timeout_seconds=CALL_TIMEOUT_S)
+        self.tools: dict[str, DiscoveredTool] = {}
+
+    async def __aenter__(self) -> KbClient:
+        try:
+            await self._client.__aenter__()
+            listed = await self._client.list_tools()
+        except Exception as exc:
+            raise KbUnavailable(f"could not start the knowledge base: {exc}") from exc
+        for tool in listed.tools:
+            read_only = bool(tool.annotations and tool.annotations.read_only_hint)
+            spec = ToolSpec(tool.name, tool.description or "", dict(tool.input_schema))
+            self.tools[tool.name] = DiscoveredTool(spec, read_only, offered=read_only and tool.name in OFFERED_TO_MODEL)
+        log.info("knowledge base tools: %s", ", ".join(sorted(self.tools)))
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._client.__aexit__(exc_type, exc, tb)
+
+    def offered(self) -> list[ToolSpec]:
+        return [t.spec for t in self.tools.values() if t.offered]
+
+    async def call(self, name: str, arguments: dict[str, Any], request_id: str | None = None) -> ToolOutcome:
+        if name not in self.tools:
+            raise KbUnavailable(f"the knowledge base has no tool {name!r}")
+        meta: Any = {REQUEST_ID_META: request_id} if request_id else None
+        try:
+            result: CallToolResult = await self._client.call_tool(name, arguments, meta=meta)
+        except Exception as exc:
+            raise KbUnavailable(f"{name} failed: {exc}") from exc
+        text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+        return ToolOutcome(ok=not result.is_error, structured=result.structured_content, text=text)
+
+    async def read(self, uri: str) -> str:
+        result = await self._client.read_resource(uri)
+        return "\n".join(c.text for c in result.contents if isinstance(c, TextResourceContents))

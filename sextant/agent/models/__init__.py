@@ -1,0 +1,1 @@
+"""Chat-model adapters: each speaks the protocol in ``sextant.agent.chat``."""

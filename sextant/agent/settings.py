@@ -1,0 +1,96 @@
+"""Every setting of the agent server, validated once at start-up (the knowledge base has its own class)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from sextant.settings import PREFIX, default_data_path, load_from_environment
+
+Provider = Literal["auto", "gemini", "local", "openai", "none"]
+
+
+class AgentSettings(BaseSettings):
+    """Settings of ``sextant-agent``; the knowledge-base subprocess reads its own from the same environment."""
+
+    model_config = SettingsConfigDict(env_prefix=PREFIX, env_file=".env", extra="ignore")
+
+    provider: Provider = Field(
+        default="auto",
+        description="Which model answers: auto picks gemini when GEMINI_API_KEY is set, else openai when "
+        "SEXTANT_LOCAL_URL is set, else local when the local model file is present, else none (excerpts).",
+    )
+    model: str = Field(default="gemini-3.1-flash-lite", description="Gemini model name.")
+    gemini_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("GEMINI_API_KEY", "SEXTANT_GEMINI_API_KEY"),
+        description="Gemini API key (read from GEMINI_API_KEY).",
+    )
+    gemini_url: str | None = Field(
+        default=None, description="Base URL of the Gemini API, for a proxy or a local server speaking its protocol."
+    )
+    web_search: Literal["on", "off"] = Field(
+        default="off", description="Let Gemini ground answers in Google Search as a second tier after the documents."
+    )
+    thinking_budget: int = Field(
+        default=512, ge=0, le=24576, description="Tokens Gemini may spend thinking, on top of the answer's tokens."
+    )
+    max_output_tokens: int = Field(default=1024, ge=64, le=8192, description="Most tokens in one model turn.")
+    local_model: str = Field(
+        default="qwen2.5-coder-0.5b-instruct",
+        description="Local GGUF model: a name known to sextant-models, or a path to a .gguf file.",
+    )
+    local_url: str | None = Field(
+        default=None,
+        description="OpenAI-compatible chat endpoint (llama.cpp server, Ollama, vLLM), e.g. http://127.0.0.1:8080/v1.",
+    )
+    models_dir: Path | None = Field(
+        default=None,
+        description="Folder of local model files. Default: <repo>/models in a checkout, else the user-data folder.",
+    )
+    threads: int = Field(default=1, ge=1, le=64, description="CPU threads for embedding, reranking and llama.cpp.")
+    verify: Literal["mark", "drop", "off"] = Field(
+        default="mark",
+        description="After drafting, a second model pass checks each statement against its passages: mark or "
+        "drop the unsupported ones, or skip the check.",
+    )
+    host: str = Field(default="127.0.0.1", description="Address the agent server binds to.")
+    port: int = Field(default=8000, ge=1, le=65535, description="Port of the agent server.")
+    allowed_origins: str = Field(
+        default="http://localhost:3000,http://127.0.0.1:3000,http://localhost:5173,http://127.0.0.1:5173",
+        description="Comma-separated browser origins allowed by CORS.",
+    )
+    rate_limit: int = Field(default=20, ge=1, description="Requests per client per window on query, ingest, upload.")
+    rate_window: int = Field(default=60, ge=1, description="Rate-limit window in seconds.")
+    daily_budget_usd: float = Field(
+        default=1.0, ge=0, description="Hard cap on model spend per UTC day; once spent, queries get 429."
+    )
+    kb_command: str | None = Field(
+        default=None,
+        description="Command that starts the knowledge-base MCP server. Default: the sextant-kb installed "
+        "beside this Python.",
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(default="INFO", description="Log level.")
+    log_format: Literal["text", "json"] = Field(default="text", description="Log line format on stderr.")
+
+    @field_validator("local_url", "gemini_url")
+    @classmethod
+    def _url_has_scheme(cls, value: str | None) -> str | None:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value or None
+
+    def origins(self) -> list[str]:
+        return [o.strip() for o in self.allowed_origins.split(",") if o.strip()]
+
+    def model_files_dir(self) -> Path:
+        if self.models_dir is not None:
+            return self.models_dir.expanduser()
+        return default_data_path("models")
+
+
+def load_agent_settings() -> AgentSettings:
+    return load_from_environment(AgentSettings, "sextant-agent")

@@ -1,0 +1,201 @@
+"""The HTTP API through FastAPI's test client, over the real knowledge-base MCP server (in memory)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from sextant.agent.app import create_app
+from sextant.agent.budget import DailyBudget
+from sextant.agent.chat import Usage
+from sextant.agent.models.factory import ModelChoice
+from sextant.agent.models.scripted import ScriptedModel, ScriptedTurn, search_call
+from sextant.agent.settings import AgentSettings
+from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.kb.server import create_server
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+ESPRESSO = "# Espresso\n\nA double shot uses 18 grams of finely ground coffee and takes 25 to 30 seconds."
+VERIFIED = {"results": [{"statement": 0, "supported": True}], "addresses_question": True}
+
+
+def agent_settings(**overrides: Any) -> AgentSettings:
+    return AgentSettings(_env_file=None, **overrides)  # type: ignore[call-arg]
+
+
+def scripted(*turns: ScriptedTurn, json_replies: list[dict[str, Any]] | None = None) -> ModelChoice:
+    return ModelChoice(ScriptedModel(turns, json_replies=json_replies or []), "scripted", "test double")
+
+
+@pytest.fixture
+def client_for(kb: KnowledgeBase, tmp_path: Path) -> Iterator[Any]:
+    clients: list[TestClient] = []
+
+    def open_client(model: ModelChoice | None = None, **overrides: Any) -> TestClient:
+        app = create_app(
+            agent_settings(**overrides),
+            kb_server=create_server(kb),
+            model=model or ModelChoice(None, "none", "no model in this test"),
+            budget=DailyBudget(overrides.get("daily_budget_usd", 1.0), tmp_path / "spend.json"),
+        )
+        client = TestClient(app)
+        client.__enter__()
+        clients.append(client)
+        client.post("/ingest", json={"documents": [{"id": "espresso", "title": "Espresso guide", "content": ESPRESSO}]})
+        return client
+
+    yield open_client
+    for client in clients:
+        client.__exit__(None, None, None)
+
+
+def parse_sse(wire: str) -> list[tuple[str, dict[str, Any]]]:
+    """Frames exactly as a browser's EventSource parser would split them."""
+    frames = []
+    for block in wire.split("\n\n"):
+        if not block.strip():
+            continue
+        fields = dict(line.split(": ", 1) for line in block.split("\n"))
+        frames.append((fields["event"], json.loads(fields["data"])))
+    return frames
+
+
+def test_query_returns_a_cited_answer_with_its_sources_usage_and_trace(client_for: Any) -> None:
+    model = scripted(
+        ScriptedTurn(tool_calls=(search_call("double shot coffee grams"),), usage=Usage(100, 5, cost_usd=0.001)),
+        ScriptedTurn(text="A double uses 18 grams [1].", usage=Usage(200, 9, cost_usd=0.002)),
+        json_replies=[VERIFIED],
+    )
+    client = client_for(model)
+    response = client.post("/query", json={"question": "How much coffee in a double shot?"})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["mode"] == "model" and body["answer"] == "A double uses 18 grams [1]."
+    assert body["sources"][0]["label"] == 1 and "18 grams" in body["sources"][0]["text"]
+    assert body["usage"]["cost_usd"] == pytest.approx(0.003)
+    assert [t["event"] for t in body["trace"]] == ["tool_call", "tool_result"]
+    assert body["request_id"] == response.headers["x-request-id"]
+    assert client.get("/health").json()["spent_today_usd"] == pytest.approx(0.003)
+
+
+def test_the_stream_is_server_sent_events_on_the_wire(client_for: Any) -> None:
+    model = scripted(
+        ScriptedTurn(tool_calls=(search_call("espresso grams"),)),
+        ScriptedTurn(text="Use 18 grams [1] and not [4]."),
+        json_replies=[VERIFIED],
+    )
+    client = client_for(model)
+    with client.stream("POST", "/query/stream", json={"question": "espresso dose?"}) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        wire = "".join(response.iter_text())
+    frames = parse_sse(wire)
+    names = [name for name, _ in frames]
+    assert names[:3] == ["tool_call", "tool_result", "sources"]
+    assert names[-2:] == ["answer", "done"]
+    assert ("citation", {"event": "citation", "label": 4, "valid": False}) in frames
+    answer = dict(frames)["answer"]
+    assert answer["citations"]["dangling"] == [4] and "[4]" not in answer["text"]
+    assert "".join(d["text"] for n, d in frames if n == "token") == "Use 18 grams [1] and not [4]."
+
+
+def test_request_ids_are_honoured_or_minted(client_for: Any) -> None:
+    client = client_for()
+    assert client.get("/health", headers={"X-Request-ID": "abc-123"}).headers["x-request-id"] == "abc-123"
+    minted = client.get("/health", headers={"X-Request-ID": "bad id with spaces"}).headers["x-request-id"]
+    assert minted != "bad id with spaces" and len(minted) == 32
+
+
+def test_without_a_model_answers_are_excerpts_and_health_says_so(client_for: Any) -> None:
+    client = client_for()
+    health = client.get("/health").json()
+    assert health["model"]["configured"] is False and health["answers"] == "excerpts"
+    assert health["kb_connected"] is True
+    body = client.post("/query", json={"question": "How much coffee in a double shot?"}).json()
+    assert body["mode"] == "excerpts" and body["answer"].startswith("**Excerpts")
+    assert "[1]" in body["answer"] and body["sources"]
+
+
+def test_the_rate_limit_answers_429_but_never_on_health(client_for: Any) -> None:
+    client = client_for(rate_limit=2, rate_window=60)  # the fixture's ingest used one
+    assert client.post("/query", json={"question": "espresso?"}).status_code == 200
+    limited = client.post("/query", json={"question": "espresso?"})
+    assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
+    assert all(client.get("/health").status_code == 200 for _ in range(5))
+
+
+def test_a_spent_budget_answers_429_until_midnight_utc(client_for: Any) -> None:
+    model = scripted(
+        ScriptedTurn(tool_calls=(search_call("espresso"),), usage=Usage(cost_usd=0.02)),
+        ScriptedTurn(text="18 grams [1].", usage=Usage(cost_usd=0.02)),
+        json_replies=[VERIFIED],
+    )
+    client = client_for(model, daily_budget_usd=0.03)
+    assert client.post("/query", json={"question": "espresso?"}).json()["mode"] == "model"
+    refused = client.post("/query", json={"question": "espresso?"})
+    assert refused.status_code == 429 and "budget" in refused.json()["detail"]
+    assert int(refused.headers["retry-after"]) <= 86400
+
+
+def test_bodies_are_bounded(client_for: Any) -> None:
+    client = client_for()
+    assert client.post("/query", json={"question": "x" * 2001}).status_code == 422
+    assert client.post("/query", json={"question": ""}).status_code == 422
+    huge = b'{"question": "' + b"x" * (26 * 1024 * 1024) + b'"}'
+    response = client.post("/query", content=huge, headers={"content-type": "application/json"})
+    assert response.status_code == 413
+
+    def chunked() -> Iterator[bytes]:  # no Content-Length: the cap must count the bytes as they arrive
+        yield b'{"question": "'
+        for _ in range(26):
+            yield b"x" * (1024 * 1024)
+        yield b'"}'
+
+    response = client.post("/query", content=chunked(), headers={"content-type": "application/json"})
+    assert response.status_code == 413
+
+
+def test_upload_parses_files_on_the_server_keeping_pages(client_for: Any) -> None:
+    client = client_for()
+    pdf = REPO / "eval" / "corpus" / "documents" / "lighthouse-history.pdf"
+    files = [
+        ("files", ("lighthouse-history.pdf", pdf.read_bytes(), "application/pdf")),
+        ("files", ("notes.exe", b"MZ", "application/octet-stream")),
+        ("files", ("empty.md", b"", "text/markdown")),
+    ]
+    body = client.post("/upload", files=files).json()
+    by_name = {r["name"]: r for r in body["results"]}
+    assert by_name["lighthouse-history.pdf"]["status"] == "added"
+    assert by_name["notes.exe"]["status"] == "refused" and "unsupported" in by_name["notes.exe"]["reason"]
+    assert by_name["empty.md"]["status"] == "refused"
+    docs = {d["id"]: d for d in client.get("/documents").json()["documents"]}
+    assert docs["lighthouse-history"]["pages"] > 1
+    page = client.get("/documents/lighthouse-history/pages/2").json()
+    assert page["page"] == 2 and page["text"]
+    assert client.get("/documents/lighthouse-history/pages/999").status_code == 404
+
+
+def test_tools_are_discovered_and_only_read_tools_are_offered(client_for: Any) -> None:
+    tools = {t["name"]: t for t in client_for().get("/tools").json()}
+    assert tools["kb_ingest"]["offered_to_model"] is False and tools["kb_upload"]["offered_to_model"] is False
+    assert {n for n, t in tools.items() if t["offered_to_model"]} == {"kb_search", "kb_list", "kb_stats"}
+
+
+def test_cors_allows_only_configured_origins(client_for: Any) -> None:
+    client = client_for(allowed_origins="http://localhost:3000")
+    preflight = {"Access-Control-Request-Method": "POST"}
+    ok = client.options("/query", headers={"Origin": "http://localhost:3000", **preflight})
+    assert ok.headers.get("access-control-allow-origin") == "http://localhost:3000"
+    bad = client.options("/query", headers={"Origin": "http://evil.example", **preflight})
+    assert "access-control-allow-origin" not in bad.headers
+
+
+def test_openapi_documents_every_route(client_for: Any) -> None:
+    paths = client_for().get("/openapi.json").json()["paths"]
+    assert {"/query", "/query/stream", "/ingest", "/upload", "/documents", "/tools", "/health"} <= set(paths)
