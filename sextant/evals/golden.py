@@ -14,8 +14,22 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from sextant.kb.results import Hit
+
+class Cited(Protocol):
+    """What judging needs of a retrieved passage: a search hit, or a passage the agent was shown."""
+
+    @property
+    def chunk_id(self) -> str: ...
+    @property
+    def document_id(self) -> str: ...
+    @property
+    def pages(self) -> list[int]: ...
+    @property
+    def section(self) -> str | None: ...
+    @property
+    def text(self) -> str | None: ...
 
 
 class GoldenError(Exception):
@@ -73,7 +87,7 @@ def normalise(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).split())
 
 
-def satisfies(hit: Hit, target: Target, hit_text: str) -> bool:
+def satisfies(hit: Cited, target: Target, hit_text: str) -> bool:
     """Whether ``hit`` (with its full ``hit_text``) is a correct citation for ``target``."""
     if hit.document_id != target.doc_id:
         return False
@@ -83,7 +97,7 @@ def satisfies(hit: Hit, target: Target, hit_text: str) -> bool:
     return in_section or (bool(target.evidence) and normalise(target.evidence) in normalise(hit_text))
 
 
-def judge(question: Question, hits: Sequence[Hit]) -> tuple[list[str], dict[str, int]]:
+def judge(question: Question, hits: Sequence[Cited]) -> tuple[list[str], dict[str, int]]:
     """``(ranked, qrels)`` for the metrics: each hit as the target it first satisfies, or itself."""
     found: set[int] = set()
     ranked: list[str] = []

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sextant.evals.golden import Question, judge
+from sextant.evals.golden import Cited, Question, judge
 from sextant.evals.metrics import abstention_rates, hit_at_1, mrr_at_k, ndcg_at_k, recall_at_k
 from sextant.kb.documents import LoadError
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
@@ -63,15 +63,27 @@ def ingest_corpus(kb: KnowledgeBase, corpus: Path) -> list[str]:
 
 def grade(mode: str, questions: Sequence[Question], search: Search) -> ModeReport:
     """Run every question through ``search`` and grade the results."""
+
+    def retrieve(question: Question) -> tuple[Sequence[Cited], bool]:
+        result = search(question.text)
+        return result.hits, result.abstained
+
+    return grade_retrievals(mode, questions, retrieve)
+
+
+def grade_retrievals(
+    mode: str, questions: Sequence[Question], retrieve: Callable[[Question], tuple[Sequence[Cited], bool]]
+) -> ModeReport:
+    """Grade what ``retrieve`` returns for each question: ranked passages, and whether it abstained."""
     started = time.perf_counter()
     per_metric: dict[str, list[float]] = {m: [] for m in METRICS}
     abstained: list[bool] = []
     for question in questions:
-        result = search(question.text)
-        abstained.append(result.abstained)
+        hits, did_abstain = retrieve(question)
+        abstained.append(did_abstain)
         if not question.answerable:
             continue
-        ranked, qrels = judge(question, result.hits)
+        ranked, qrels = judge(question, hits)
         per_metric["hit@1"].append(hit_at_1(ranked, qrels))
         per_metric["recall@5"].append(recall_at_k(ranked, qrels, 5))
         per_metric["recall@10"].append(recall_at_k(ranked, qrels, 10))

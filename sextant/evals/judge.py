@@ -11,8 +11,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-CITATION = re.compile(r"\[(\d+)\]")
-SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\[(\"'])")
+from sextant.agent.citations import claims_in, labels_in
+
 # Phrases by which an answer says the documents do not answer the question.
 ABSTAIN = re.compile(
     r"\b(?:(?:do(?:es)?|did) not|don't|doesn't|cannot|can't|could not|no)\b[^.]{0,60}?"
@@ -38,11 +38,10 @@ class CitationReport:
 
 def check_citations(answer: str, shown: Mapping[int, str]) -> CitationReport:
     """Check ``answer`` against the passages ``shown`` to the model, keyed by their number."""
-    cited = sorted({int(n) for n in CITATION.findall(answer)})
+    cited = sorted(set(labels_in(answer)))
     unresolved = [n for n in cited if n not in shown]
-    sentences = [s.strip() for s in SENTENCE.split(answer.strip()) if s.strip()]
     abstained = bool(ABSTAIN.search(answer)) and not cited
-    uncited = [s for s in sentences if not CITATION.search(s) and _states_something(s)]
+    uncited = [s for s in claims_in(answer) if not labels_in(s) and _states_something(s)]
     return CitationReport(cited=cited, unresolved=unresolved, uncited_sentences=uncited, abstained=abstained)
 
 

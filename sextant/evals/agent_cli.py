@@ -1,0 +1,73 @@
+"""``sextant-eval-agent``: run the agent (real loop, configured model, real sextant-kb process) over a
+golden set; grade what it retrieved and how it cited, and write the answers for ``sextant-judge``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from sextant.evals.agent_eval import answer_summary, ask_all, grade_runs, judge_rows, write_jsonl
+from sextant.evals.cli import golden_sets
+from sextant.evals.golden import load_golden
+from sextant.evals.harness import ingest_corpus, table
+from sextant.evals.judge_cli import judge_file
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="sextant-eval-agent", description=__doc__)
+    parser.add_argument("--set", choices=("small", "large"), default="small")
+    parser.add_argument("--eval-dir", type=Path, default=Path("eval"), help="folder holding the golden sets")
+    parser.add_argument("--store", type=Path, default=Path(".sextant-eval"), help="folder of evaluation stores")
+    parser.add_argument("--limit", type=int, default=0, help="a seeded sample of this many questions (0: all)")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--out", type=Path, default=Path(".sextant-eval/agent"), help="where answers and the report go")
+    args = parser.parse_args(argv)
+
+    from sextant.agent.models.factory import build_model
+    from sextant.agent.settings import load_agent_settings
+    from sextant.kb.knowledge_base import KnowledgeBase
+    from sextant.settings import KbSettings
+
+    gs = golden_sets(args.eval_dir)[args.set]
+    store = args.store / gs.name
+    # Ingest in this process first (unchanged documents are skipped), then let the subprocess own the store.
+    with KnowledgeBase.open(KbSettings(chroma_dir=store)) as kb:
+        refused = ingest_corpus(kb, gs.corpus)
+    if refused:
+        print("refused while ingesting: " + "; ".join(refused), file=sys.stderr)
+    questions = load_golden(gs.golden)
+    if args.limit and args.limit < len(questions):
+        questions = random.Random(args.seed).sample(questions, args.limit)
+
+    settings = load_agent_settings()
+    choice = build_model(settings)
+    print(f"model: {choice.detail}", file=sys.stderr)
+    started = time.perf_counter()
+    runs = anyio.run(ask_all, questions, choice.model, store, settings.verify)
+    elapsed = time.perf_counter() - started
+
+    name = f"agent ({choice.model.name if choice.model else 'excerpts'})"
+    report = grade_runs(name, runs)
+    answers_path = args.out / f"answers-{gs.name}.jsonl"
+    write_jsonl(answers_path, judge_rows(runs))
+    judge_lines, judge_failed = judge_file(answers_path)
+    summary: dict[str, Any] = {
+        "set": gs.name,
+        "questions": len(questions),
+        "model": choice.detail,
+        "seconds": round(elapsed, 1),
+        "retrieval": report.as_json(),
+        "answers": answer_summary(runs),
+        "judge": {"passed": len(judge_lines) - judge_failed, "failed": judge_failed},
+    }
+    print(table([report], f"{gs.name}: {len(questions)} questions through the agent"))
+    print(json.dumps(summary["answers"], indent=2))
+    print(f"sextant-judge: {summary['judge']['passed']} passed, {judge_failed} failed ({answers_path})")
+    (args.out / f"report-{gs.name}.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")

@@ -1,0 +1,146 @@
+"""Grade the agent end to end on a golden set: what its searches retrieved, and how it cited.
+
+The agent runs as in production: the real loop, the configured model, ``sextant-kb`` as a stdio
+subprocess over the set's store. Retrieval is graded on the passages the loop's searches returned,
+in the order they were numbered (so a model-written query that misses shows up here); answers are
+written as ``sextant-judge`` JSONL and graded for citation validity and abstention.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sextant.agent.chat import ChatModel
+from sextant.agent.events import AgentEvent, AnswerEvent, SourcesEvent, ToolResultEvent
+from sextant.agent.kb_client import KbClient, stdio_server
+from sextant.agent.loop import AgentLoop
+from sextant.agent.passages import Passage
+from sextant.evals.golden import Question
+from sextant.evals.harness import ModeReport, grade_retrievals
+from sextant.evals.judge import check_citations
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievedPassage:
+    """A passage the agent was shown, in the shape the golden-set judge reads."""
+
+    chunk_id: str
+    document_id: str
+    pages: list[int]
+    section: str | None
+    text: str | None
+
+    @classmethod
+    def of(cls, passage: Passage) -> RetrievedPassage:
+        pages = [passage.page] if passage.page is not None else []
+        return cls(passage.chunk_id or "", passage.document_id or "", pages, passage.section, passage.text)
+
+
+@dataclass
+class AgentRun:
+    question: Question
+    retrieved: list[Passage] = field(default_factory=list)
+    searches_found: list[int] = field(default_factory=list)
+    answer: AnswerEvent | None = None
+
+    @property
+    def retrieval_abstained(self) -> bool:
+        return not any(self.searches_found)
+
+
+async def ask_all(questions: Sequence[Question], model: ChatModel | None, store: Path, verify: str) -> list[AgentRun]:
+    """Every question through the real loop and a real ``sextant-kb`` process over ``store``."""
+    params = stdio_server(None)
+    params.env = {**(params.env or dict(os.environ)), "SEXTANT_CHROMA_DIR": str(store), "SEXTANT_LOG_LEVEL": "WARNING"}
+    runs: list[AgentRun] = []
+    async with KbClient(params) as kb:
+        loop = AgentLoop(kb, model, verify=verify)  # type: ignore[arg-type]
+        for question in questions:
+            run = AgentRun(question)
+            passages: dict[int, Passage] = {}
+            order: list[int] = []
+            async for event in loop.run(question.text):
+                _record(event, run, passages, order)
+            run.retrieved = [passages[label] for label in order if label in passages]
+            runs.append(run)
+    return runs
+
+
+def _record(event: AgentEvent, run: AgentRun, passages: dict[int, Passage], order: list[int]) -> None:
+    if isinstance(event, ToolResultEvent) and event.name == "kb_search":
+        run.searches_found.append(event.found)
+        order.extend(label for label in event.labels if label not in order)
+    elif isinstance(event, SourcesEvent):
+        passages.update({p.label: p for p in event.passages if p.tier == "kb"})
+    elif isinstance(event, AnswerEvent):
+        run.answer = event
+
+
+def grade_runs(name: str, runs: Sequence[AgentRun]) -> ModeReport:
+    by_id = {run.question.id: run for run in runs}
+
+    def retrieve(question: Question) -> tuple[list[RetrievedPassage], bool]:
+        run = by_id[question.id]
+        return [RetrievedPassage.of(p) for p in run.retrieved], run.retrieval_abstained
+
+    return grade_retrievals(name, [run.question for run in runs], retrieve)
+
+
+def judge_rows(runs: Sequence[AgentRun]) -> list[dict[str, Any]]:
+    """The answers in ``sextant-judge`` format: id, answer, the passages shown, answerable."""
+    return [
+        {
+            "id": run.question.id,
+            "answer": run.answer.text if run.answer else "",
+            "passages": {str(p.label): p.text for p in run.retrieved},
+            "answerable": run.question.answerable,
+            "mode": run.answer.mode if run.answer else "none",
+        }
+        for run in runs
+    ]
+
+
+def answer_summary(runs: Sequence[AgentRun]) -> dict[str, Any]:
+    """Citation validity, verification firing and abstention over the answers."""
+    answers = [run.answer for run in runs if run.answer is not None]
+    labels_total = sum(a.citations.labels_total for a in answers)
+    labels_valid = sum(a.citations.labels_valid for a in answers)
+    checked = [a for a in answers if a.verification.checked]
+    answerable = [run for run in runs if run.question.answerable and run.answer]
+    unanswerable = [run for run in runs if not run.question.answerable and run.answer]
+
+    def abstains(run: AgentRun) -> bool:
+        assert run.answer is not None
+        shown = {p.label: p.text for p in run.retrieved}
+        return check_citations(run.answer.text, shown).abstained
+
+    return {
+        "answers": len(answers),
+        "model_answers": sum(1 for a in answers if a.mode == "model"),
+        "label_validity": round(labels_valid / labels_total, 4) if labels_total else None,
+        "dangling_labels": sum(len(a.citations.dangling) for a in answers),
+        "claims_cited_share": round(
+            sum(a.citations.claims_cited for a in answers) / max(1, sum(a.citations.claims for a in answers)), 4
+        ),
+        "verification_checked": len(checked),
+        "verification_fired": sum(1 for a in checked if a.verification.unsupported),
+        "abstained_on_unanswerable": _share([abstains(r) for r in unanswerable]),
+        "abstained_on_answerable": _share([abstains(r) for r in answerable]),
+        "mean_turns": round(statistics.fmean(a.turns for a in answers), 2) if answers else None,
+        "tokens_out": sum(a.usage.output_tokens for a in answers),
+    }
+
+
+def _share(flags: list[bool]) -> float | None:
+    return round(sum(flags) / len(flags), 4) if flags else None
+
+
+def write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
