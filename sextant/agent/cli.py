@@ -30,3 +30,7 @@ def main(argv: list[str] | None = None) -> None:
         log_config=None,  # our handler on the root logger: one format, request ids included
         timeout_graceful_shutdown=10,
     )
+
+
+if __name__ == "__main__":
+    main()
