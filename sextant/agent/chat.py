@@ -77,6 +77,9 @@ class ChatRequest:
     # "auto": the model decides; "none": answer now; a tool name: the model must call that tool.
     tool_choice: str = "auto"
     answer_format: AnswerFormat = "prose"
+    # Statements only: the passage labels the model may cite. Adapters that constrain output with a grammar
+    # (the local models) allow no other source number; empty allows any.
+    citable: tuple[int, ...] = ()
     max_output_tokens: int = 1024
     web_search: bool = False
 

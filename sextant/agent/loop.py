@@ -96,6 +96,7 @@ class _Run:
     question: str
     book: PassageBook
     request_id: str | None
+    history: tuple[Message, ...] = ()
     shown: set[int] = field(default_factory=set)
     usage: Usage = field(default_factory=Usage)
     turns: int = 0
@@ -140,7 +141,8 @@ class AgentLoop:
             return
 
         model = self.model
-        messages: list[Message] = [*_history_messages(history), UserText(self._question_text(run, history))]
+        run.history = tuple(_history_messages(history))
+        messages: list[Message] = [*run.history, UserText(self._question_text(run, history))]
         tools = tuple(self.kb.offered())
         text_parts: list[str] = []
         statements: list[Statement] = []
@@ -269,12 +271,18 @@ class AgentLoop:
         must_search = run.searches == 0 or (run.searches == 1 and not run.found_any)
         if must_search and not last_turn:
             return ChatRequest(SYSTEM_PROMPT, messages, tools, tool_choice="kb_search", max_output_tokens=256)
+        # Passages and question in one final message, not a tool transcript: a 0.5B model cited the right
+        # passage 7 times in 10 this way against 4 in 10 (bench/local_model.py).
+        shown = [p for label in sorted(run.shown) if (p := run.book.get(label)) is not None]
+        passages = "\n\n".join(p.for_model() for p in shown) or "No passage in the documents matches this question."
+        final = UserText(f"Passages:\n\n{passages}\n\nQuestion: {run.question}")
         return ChatRequest(
             SYSTEM_PROMPT + STATEMENTS_PROMPT,
-            messages,
+            (*run.history, final),
             tools,
             tool_choice="none",
             answer_format="statements",
+            citable=tuple(sorted(run.shown)),
             max_output_tokens=self.max_output_tokens,
         )
 

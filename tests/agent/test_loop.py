@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+
 import pytest
 
 from sextant.agent.chat import GroundingSupport, ModelError, Statement, ToolCall, Usage, WebSource
@@ -224,6 +225,11 @@ async def test_a_local_model_is_made_to_search_and_its_statements_get_markers(kb
         answer = answer_of(events)
         assert "18 grams of coffee [1]" in answer.text
         assert answer.citations.dangling == [99]
+        # The answer turn sees the passages and the question in one message, and may cite only those shown.
+        final = model.requests[-1]
+        assert [type(m).__name__ for m in final.messages] == ["UserText"]
+        assert final.messages[0].text.startswith("Passages:\n\n[1] Espresso guide")  # type: ignore[union-attr]
+        assert set(final.citable) == {p.label for p in [e for e in events if isinstance(e, SourcesEvent)][-1].passages}
 
 
 async def test_verification_marks_or_drops_unsupported_statements(kb: KnowledgeBase) -> None:

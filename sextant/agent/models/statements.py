@@ -13,13 +13,15 @@ Use::
             ...  # a complete Statement
     everything = parser.statements
 
-or ``parse_statements(text)`` on a whole reply.
+or ``parse_statements(text)`` on a whole reply. Ask for ``STATEMENTS_SCHEMA``, or ``statements_schema(citable)``
+to allow only the labels of the passages shown.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from sextant.agent.chat import Statement
@@ -28,34 +30,39 @@ MAX_STATEMENTS = 8
 MAX_SOURCES = 6
 MAX_TEXT_CHARS = 600
 
-STATEMENTS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "statements": {
-            "type": "array",
-            "minItems": 1,
-            "maxItems": MAX_STATEMENTS,
-            "items": {
-                "type": "object",
-                "properties": {
-                    "text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS},
-                    "sources": {
-                        "type": "array",
-                        "maxItems": MAX_SOURCES,
-                        "items": {"type": "integer", "minimum": 1},
+
+def statements_schema(citable: Sequence[int] = ()) -> dict[str, Any]:
+    """The answer's JSON schema; with ``citable``, a source must be one of those labels."""
+    label: dict[str, Any] = (
+        {"type": "integer", "enum": sorted(set(citable))} if citable else {"type": "integer", "minimum": 1}
+    )
+    return {
+        "type": "object",
+        "properties": {
+            "statements": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": MAX_STATEMENTS,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS},
+                        "sources": {"type": "array", "maxItems": MAX_SOURCES, "items": label},
                     },
+                    "required": ["text", "sources"],
                 },
-                "required": ["text", "sources"],
-            },
-        }
-    },
-    "required": ["statements"],
-}
+            }
+        },
+        "required": ["statements"],
+    }
+
+
+STATEMENTS_SCHEMA = statements_schema()
 
 STATEMENTS_INSTRUCTION = (
-    'Answer with JSON only: {"statements": [{"text": "...", "sources": [1]}]}. Each statement is one short '
-    "sentence that answers the question; sources lists the numbers of the passages it rests on. Use only the "
-    "passages. If they do not answer the question, give one statement saying so, with no sources."
+    'Answer with JSON only: {"statements": [{"text": "<one short sentence>", "sources": [<passage numbers>]}]}. '
+    "Each statement answers the question from the passages; its sources are the numbers of the passages that "
+    "say it. If the passages do not answer the question, give one statement saying so, with no sources."
 )
 
 _ARRAY_START = re.compile(r'"statements"\s*:\s*\[')

