@@ -1,0 +1,168 @@
+// End to end in headless Chromium against the real agent (SEXTANT_PROVIDER=none: answers are
+// excerpts, which still cite), the real sextant-kb subprocess and the committed corpus.
+// Run: npm run e2e   (after `npm run build`; scripts/test_frontend.sh does both)
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { after, before, test } from "node:test";
+import { CORPUS, FRONTEND, UPLOADED, startStack } from "./harness.mjs";
+
+const ARTIFACTS = path.join(FRONTEND, "e2e", "artifacts");
+const WAIT = { timeout: 120_000 }; // the machine may be shared; answers come from real retrieval
+let stack;
+let page;
+
+before(async () => {
+  stack = await startStack();
+  const context = await stack.browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
+  page = await context.newPage();
+  page.on("pageerror", (e) => console.error("page error:", e.message));
+});
+
+after(async () => {
+  await stack?.stop();
+});
+
+async function step(name, body) {
+  try {
+    await body();
+  } catch (error) {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page?.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true }).catch(() => undefined);
+    if (stack) console.error(`agent log (tail):\n${stack.agentLog().slice(-3000)}`);
+    throw error;
+  }
+}
+
+const lastTurn = () => page.locator('[data-testid="turn"]').last();
+
+async function askByKeyboard(question) {
+  await page.keyboard.press("/");
+  await page.keyboard.type(question);
+  await page.keyboard.press("Enter");
+  await lastTurn().and(page.locator('[data-status="done"]')).waitFor(WAIT);
+}
+
+test("the page says no model is configured and offers onboarding", () =>
+  step("onboarding", async () => {
+    await page.goto(stack.ui);
+    await page.getByTestId("no-model-banner").waitFor(WAIT);
+    assert.match(await page.getByTestId("no-model-banner").innerText(), /answers are excerpts/);
+    await page.getByTestId("document-count").waitFor(WAIT);
+    assert.match(await page.getByTestId("document-count").innerText(), /^24 documents/);
+  }));
+
+test("ask a question, watch the trace and sources, open a citation and see its passage", () =>
+  step("ask", async () => {
+    await askByKeyboard("How often should the espresso machine be descaled?");
+    const answer = lastTurn().getByTestId("answer");
+    assert.match(await answer.innerText(), /Excerpts, not a written answer/);
+    assert.ok((await page.locator('[data-testid="trace-step"][data-outcome="found"]').count()) >= 1);
+    assert.ok((await page.getByTestId("sources").locator("li").count()) >= 1);
+
+    const citation = answer.locator("button[data-citation]").first();
+    const label = await citation.getAttribute("data-citation");
+    await citation.focus();
+    await page.keyboard.press("Enter"); // keyboard only
+    const viewer = page.getByTestId("passage-viewer");
+    await viewer.waitFor();
+    assert.match(await viewer.getByTestId("passage-document").innerText(), /Espresso Machine/);
+    assert.equal((await viewer.getByTestId("passage-page").innerText()).trim().split(" ")[0], "3");
+    assert.match(await viewer.getByTestId("passage-section").innerText(), /Descaling/);
+    assert.match(await viewer.getByTestId("passage-text").innerText(), /descale every two months/);
+    assert.match(await page.locator("dialog[open] h2").innerText(), new RegExp(`^\\[${label}\\]`));
+    await viewer.getByRole("button", { name: /Show the whole page/ }).click();
+    await viewer.getByRole("region", { name: "Page 3" }).waitFor(WAIT);
+    await page.keyboard.press("Escape");
+    await viewer.waitFor({ state: "detached" });
+  }));
+
+test("drop a PDF on the page, then a follow-up finds a page-cited answer in it with labels kept", () =>
+  step("upload", async () => {
+    const before = await page.evaluate(() => JSON.parse(localStorage.getItem("sextant.conversations.v1") ?? "[]"));
+    const bytes = readFileSync(path.join(CORPUS, UPLOADED)).toString("base64");
+    const transfer = await page.evaluateHandle(
+      ({ name, b64 }) => {
+        const data = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+        const dt = new DataTransfer();
+        dt.items.add(new File([data], name, { type: "application/pdf" }));
+        return dt;
+      },
+      { name: UPLOADED, b64: bytes },
+    );
+    await page.dispatchEvent("body", "dragenter", { dataTransfer: transfer });
+    await page.getByText("Drop files to add them to the knowledge base").waitFor();
+    await page.dispatchEvent("body", "drop", { dataTransfer: transfer });
+    const result = page.getByTestId("upload-results").locator('li[data-status="added"]');
+    await result.waitFor(WAIT);
+    assert.match(await result.innerText(), /lighthouse-history\.pdf/);
+    assert.equal(await page.getByRole("progressbar").getAttribute("aria-valuenow"), "100");
+    await page.keyboard.press("Escape");
+    const held = await page.getByTestId("sources").locator("li").count();
+    assert.ok(held >= 1);
+
+    await askByKeyboard("How many stone steps rise to the lantern of the Carrick Ness tower?");
+    const cited = lastTurn().getByTestId("answer").locator("button[data-citation]");
+    let found = null;
+    for (let i = 0; i < (await cited.count()); i++) {
+      await cited.nth(i).click();
+      const viewer = page.getByTestId("passage-viewer");
+      await viewer.waitFor();
+      const document = await viewer.getByTestId("passage-document").innerText();
+      const text = await viewer.getByTestId("passage-text").innerText();
+      const hasPage = (await viewer.getByTestId("passage-page").count()) === 1;
+      const label = Number(await cited.nth(i).getAttribute("data-citation"));
+      const pageLabel = hasPage ? (await viewer.getByTestId("passage-page").innerText()).trim().split(" ")[0] : null;
+      await page.keyboard.press("Escape");
+      await viewer.waitFor({ state: "detached" });
+      if (/lighthouse-history/.test(document) && /142 stone steps/.test(text)) {
+        found = { label, pageLabel };
+        break;
+      }
+    }
+    assert.ok(found, "a citation opens the uploaded PDF's passage about the 142 steps");
+    assert.equal(found.pageLabel, "2");
+    assert.ok(found.label > held, "new passages are numbered after the ones the conversation holds");
+    // Label 1 still means what it meant in the first answer.
+    const first = page.locator('[data-testid="turn"]').first().locator('button[data-citation="1"]').first();
+    assert.match((await first.getAttribute("aria-label")) ?? "", /Espresso Machine/);
+    assert.equal(before.length, 1);
+  }));
+
+test("reload and find the conversation, its answers and citations intact", () =>
+  step("reload", async () => {
+    await page.reload();
+    const list = page.getByTestId("conversation-list");
+    await list.waitFor(WAIT);
+    assert.match(await list.innerText(), /How often should the espresso machine/);
+    assert.equal(await page.locator('[data-testid="turn"]').count(), 2);
+    await page.locator('[data-testid="turn"]').first().locator("button[data-citation]").first().click();
+    await page.getByTestId("passage-viewer").waitFor();
+    assert.match(await page.getByTestId("passage-text").innerText(), /descale/);
+    await page.keyboard.press("Escape");
+  }));
+
+test("the command palette, the keyboard map and the Index Lab's unavailable state", () =>
+  step("palette", async () => {
+    await page.keyboard.press("Control+k");
+    const box = page.getByRole("combobox", { name: "Type a command" });
+    await box.waitFor();
+    await box.fill("index lab");
+    await page.keyboard.press("Enter");
+    await page.getByTestId("lab-unavailable").waitFor(WAIT);
+    assert.match(await page.getByTestId("lab-page").innerText(), /404/);
+    await page.keyboard.press("?");
+    await page.getByRole("heading", { name: "Keyboard shortcuts" }).waitFor();
+    await page.keyboard.press("Escape");
+  }));
+
+test("usable at phone width", () =>
+  step("phone", async () => {
+    await page.setViewportSize({ width: 390, height: 800 });
+    await page.goto(`${stack.ui}/#/`);
+    await page.getByRole("button", { name: "Conversations" }).click();
+    await page.locator("dialog[open]").getByText("How often should the espresso machine").waitFor();
+    await page.keyboard.press("Escape");
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `no horizontal scrolling (overflow ${overflow}px)`);
+  }));

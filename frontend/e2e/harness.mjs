@@ -1,0 +1,134 @@
+// Real processes for the end-to-end tests: a temporary store holding the committed corpus (less one
+// PDF, which the test uploads through the page), the agent server (which starts the real sextant-kb
+// subprocess itself), the static server for frontend/dist, and Debian's Chromium.
+import { spawn, spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+export const FRONTEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+export const REPO = path.resolve(FRONTEND, "..");
+export const CORPUS = path.join(REPO, "eval", "corpus", "documents");
+export const UPLOADED = "lighthouse-history.pdf";
+const VENV_BIN = path.resolve(REPO, process.env.SEXTANT_VENV ?? ".venv", "bin");
+const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(url, child, log, seconds = 240) {
+  for (let i = 0; i < seconds * 4; i++) {
+    if (child.exitCode !== null) throw new Error(`${url}: the process exited (${child.exitCode}); log:\n${log()}`);
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${url} was not up within ${seconds} s; log:\n${log()}`);
+}
+
+function start(command, args, env, cwd) {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, cwd, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const keep = (chunk) => {
+    output = (output + chunk.toString()).slice(-20000);
+  };
+  child.stdout.on("data", keep);
+  child.stderr.on("data", keep);
+  return { child, log: () => output };
+}
+
+export async function startStack() {
+  for (const tool of ["sextant-agent", "sextant-ingest"]) {
+    if (!existsSync(path.join(VENV_BIN, tool))) throw new Error(`no ${tool} in ${VENV_BIN}: run 'bash scripts/setup.sh' first`);
+  }
+  if (!existsSync(path.join(FRONTEND, "dist", "index.html"))) throw new Error("no frontend/dist: run 'npm run build' first");
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium`);
+
+  const work = mkdtempSync(path.join(tmpdir(), "sextant-e2e-"));
+  const store = path.join(work, "store");
+  const corpus = path.join(work, "corpus");
+  mkdirSync(corpus);
+  for (const name of readdirSync(CORPUS)) if (name !== UPLOADED) cpSync(path.join(CORPUS, name), path.join(corpus, name));
+
+  const env = {
+    SEXTANT_CHROMA_DIR: store,
+    SEXTANT_PROVIDER: "none",
+    HF_HUB_OFFLINE: "1",
+    TRANSFORMERS_OFFLINE: "1",
+    TOKENIZERS_PARALLELISM: "false",
+    XDG_DATA_HOME: path.join(work, "data"), // the agent's spend file, away from the user's
+  };
+  const ingest = spawnSync(path.join(VENV_BIN, "sextant-ingest"), ["-r", corpus], {
+    env: { ...process.env, ...env },
+    cwd: work,
+    encoding: "utf8",
+  });
+  if (ingest.status !== 0) throw new Error(`sextant-ingest failed (${ingest.status}):\n${ingest.stdout}\n${ingest.stderr}`);
+
+  const [agentPort, uiPort] = [await freePort(), await freePort()];
+  const ui = `http://127.0.0.1:${uiPort}`;
+  const api = `http://127.0.0.1:${agentPort}`;
+  const agent = start(
+    path.join(VENV_BIN, "sextant-agent"),
+    [],
+    { ...env, SEXTANT_HOST: "127.0.0.1", SEXTANT_PORT: String(agentPort), SEXTANT_ALLOWED_ORIGINS: ui, SEXTANT_RATE_LIMIT: "1000" },
+    work, // cwd: no stray .env from the checkout
+  );
+  const server = start(process.execPath, [path.join(FRONTEND, "scripts", "serve.mjs"), "--port", String(uiPort), "--api", api], {}, FRONTEND);
+  try {
+    await waitFor(`${api}/health`, agent.child, agent.log);
+    await waitFor(`${ui}/config.js`, server.child, server.log, 30);
+  } catch (error) {
+    agent.child.kill();
+    server.child.kill();
+    throw error;
+  }
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-dev-shm-usage",
+    ],
+  });
+
+  return {
+    ui,
+    api,
+    browser,
+    agentLog: agent.log,
+    async stop() {
+      await browser.close().catch(() => undefined);
+      for (const { child } of [server, agent]) {
+        if (child.exitCode === null) {
+          const exited = new Promise((r) => child.once("exit", r));
+          child.kill("SIGTERM");
+          await Promise.race([exited, new Promise((r) => setTimeout(r, 10000))]);
+          if (child.exitCode === null) child.kill("SIGKILL");
+        }
+      }
+      rmSync(work, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,46 @@
+/** Names for the generated schema's types (src/api/schema.d.ts comes from openapi.json: `npm run gen:api`). */
+import type { components } from "./schema";
+
+type S = components["schemas"];
+
+export type Passage = S["Passage"];
+export type Health = S["Health"];
+export type QueryRequest = S["QueryRequest"];
+export type Turn = S["Turn"];
+export type IngestResult = S["IngestResult"];
+export type IngestResponse = S["IngestResponse"];
+export type AgentEvent = S["AgentEvent"];
+export type ToolCallEvent = S["ToolCallEvent"];
+export type ToolResultEvent = S["ToolResultEvent"];
+export type SourcesEvent = S["SourcesEvent"];
+export type TokenEvent = S["TokenEvent"];
+export type CitationEvent = S["CitationEvent"];
+export type AnswerEvent = S["AnswerEvent"];
+export type DoneEvent = S["DoneEvent"];
+export type ErrorEvent = S["ErrorEvent"];
+
+export type EventName = AgentEvent["event"];
+export const EVENT_NAMES: readonly EventName[] = [
+  "tool_call",
+  "tool_result",
+  "sources",
+  "token",
+  "citation",
+  "answer",
+  "done",
+  "error",
+];
+
+export interface DocumentInfo {
+  id: string;
+  title?: string;
+  chunks?: number;
+  pages?: number | null;
+  [key: string]: unknown;
+}
+
+export interface PageText {
+  document_id: string;
+  page: number;
+  text: string;
+}

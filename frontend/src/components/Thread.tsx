@@ -1,0 +1,160 @@
+/** The turns of a conversation: question, streamed answer with live citations, trace, verification. */
+import { AlertTriangle, ChevronRight, RotateCcw, Quote } from "lucide-react";
+import { useCallback, useMemo } from "react";
+import type { Passage } from "@/api/types";
+import { labelIsValid, type ChatTurn } from "@/lib/conversation";
+import { citedLabels } from "@/lib/markdown";
+import { Citation } from "./Citation";
+import { Markdown } from "./Markdown";
+import { Trace } from "./Trace";
+import { Badge } from "./ui/badge";
+import { Button } from "./ui/button";
+import { Skeleton } from "./ui/skeleton";
+
+interface TurnProps {
+  turn: ChatTurn;
+  passages: Passage[];
+  onOpen: (passage: Passage) => void;
+  onRetry?: () => void;
+}
+
+function TurnView({ turn, passages, onOpen, onRetry }: TurnProps) {
+  const streaming = turn.status === "streaming";
+  const byLabel = useMemo(() => new Map(passages.map((p) => [p.label, p])), [passages]);
+  const renderCitation = useCallback(
+    (label: number, key: string) => (
+      <Citation key={key} label={label} passage={byLabel.get(label)} valid={labelIsValid(turn, passages, label)} onOpen={onOpen} />
+    ),
+    [byLabel, turn, passages, onOpen],
+  );
+  const cited = useMemo(() => citedLabels(turn.text).filter((l) => byLabel.has(l)), [turn.text, byLabel]);
+  const dangling = turn.answer?.citations.dangling ?? [];
+  const summary = turn.answer?.citations;
+  const unsupported = turn.answer?.verification.unsupported ?? [];
+
+  return (
+    <article className="space-y-3" data-testid="turn" data-status={turn.status} aria-busy={streaming}>
+      <div className="flex justify-end">
+        <p className="max-w-[85%] rounded-lg bg-primary px-3 py-2 whitespace-pre-wrap text-primary-foreground" data-testid="question">
+          <span className="sr-only">You asked: </span>
+          {turn.question}
+        </p>
+      </div>
+      <div className="rounded-lg border bg-card p-4" data-testid="answer">
+        <div className="mb-2 flex flex-wrap items-center gap-2 text-xs text-muted-foreground">
+          <span className="font-semibold text-foreground">Sextant</span>
+          {turn.answer?.mode === "excerpts" && (
+            <Badge variant="warning" title={turn.answer.reason}>
+              <Quote aria-hidden="true" /> Excerpts, not a written answer
+            </Badge>
+          )}
+          {turn.answer?.mode === "model" && turn.answer.model && <Badge variant="secondary">{turn.answer.model}</Badge>}
+          {streaming && <span role="status">Answering…</span>}
+          {turn.status === "stopped" && <Badge variant="outline">stopped</Badge>}
+        </div>
+
+        {turn.text ? (
+          <Markdown text={turn.text} streaming={streaming} renderCitation={renderCitation} />
+        ) : streaming ? (
+          <div className="space-y-2" aria-label="Waiting for the answer">
+            <Skeleton className="h-4 w-11/12" />
+            <Skeleton className="h-4 w-4/5" />
+            <Skeleton className="h-4 w-2/3" />
+          </div>
+        ) : null}
+
+        {turn.status === "error" && (
+          <div role="alert" className="mt-3 flex flex-wrap items-center gap-2 rounded-md border border-destructive/50 p-2 text-sm text-destructive">
+            <AlertTriangle aria-hidden="true" className="size-4" />
+            <span className="flex-1">The answer failed: {turn.error}</span>
+            {onRetry && (
+              <Button size="sm" variant="outline" onClick={onRetry}>
+                <RotateCcw /> Try again
+              </Button>
+            )}
+          </div>
+        )}
+
+        {dangling.length > 0 && (
+          <p className="mt-3 text-sm text-muted-foreground" data-testid="dangling">
+            Removed from the answer, with no passage behind them:{" "}
+            {dangling.map((label) => (
+              <Citation key={label} label={label} passage={undefined} valid={false} onOpen={onOpen} />
+            ))}
+          </p>
+        )}
+
+        {unsupported.length > 0 && (
+          <div className="mt-3 rounded-md border border-warning-foreground/40 bg-warning/40 p-2 text-sm">
+            <p className="font-medium">
+              <AlertTriangle aria-hidden="true" className="mr-1 inline size-4" />
+              The check found {unsupported.length} statement{unsupported.length > 1 ? "s" : ""} not supported by the cited passage:
+            </p>
+            <ul className="mt-1 list-disc pl-5">
+              {unsupported.map((s, i) => (
+                <li key={i}>{s}</li>
+              ))}
+            </ul>
+          </div>
+        )}
+
+        {cited.length > 0 && !streaming && (
+          <div className="mt-3 flex flex-wrap gap-1.5 border-t pt-3" aria-label="Passages cited in this answer">
+            {cited.map((label) => {
+              const p = byLabel.get(label);
+              return p ? (
+                <button
+                  key={label}
+                  type="button"
+                  onClick={() => onOpen(p)}
+                  className="max-w-full truncate rounded-full border px-2 py-0.5 text-xs hover:bg-accent cursor-pointer"
+                >
+                  <span className="font-mono font-semibold">[{label}]</span> {p.title}
+                  {(p.page_label || p.page) && `, p. ${p.page_label ?? p.page}`}
+                </button>
+              ) : null;
+            })}
+          </div>
+        )}
+
+        <details className="group mt-3 text-sm" open={streaming || undefined}>
+          <summary className="flex cursor-pointer list-none items-center gap-1 text-muted-foreground hover:text-foreground [&::-webkit-details-marker]:hidden">
+            <ChevronRight aria-hidden="true" className="size-4 transition-transform group-open:rotate-90" />
+            How this answer was found ({turn.trace.length} step{turn.trace.length === 1 ? "" : "s"})
+            {summary && ` · ${summary.claims_cited} of ${summary.claims} statements cited`}
+            {turn.elapsedMs ? ` · ${(turn.elapsedMs / 1000).toFixed(1)} s` : ""}
+          </summary>
+          <div className="mt-2">
+            <Trace steps={turn.trace} streaming={streaming} />
+          </div>
+        </details>
+      </div>
+    </article>
+  );
+}
+
+export function Thread({
+  turns,
+  passages,
+  onOpen,
+  onRetry,
+}: {
+  turns: ChatTurn[];
+  passages: Passage[];
+  onOpen: (p: Passage) => void;
+  onRetry: () => void;
+}) {
+  return (
+    <div className="space-y-6">
+      {turns.map((turn, i) => (
+        <TurnView
+          key={turn.id}
+          turn={turn}
+          passages={passages}
+          onOpen={onOpen}
+          onRetry={i === turns.length - 1 && turn.status === "error" ? onRetry : undefined}
+        />
+      ))}
+    </div>
+  );
+}

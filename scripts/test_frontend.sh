@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Build and test the browser interface, as CI does: the API schema is current, npm ci, type-check,
+# Vitest, production build, then Playwright end to end in Debian's Chromium against the real agent
+# server and sextant-kb on the committed corpus (no model: answers are excerpts, which still cite).
+# Exits non-zero on the first failure. Needs Node 20+ and npm; installs Chromium with apt if missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+
+step() { printf '\n== %s\n' "$*"; }
+
+[ -x .venv/bin/sextant-agent ] || bash scripts/setup.sh
+if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
+    step "installing Chromium (apt)"
+    SUDO=""
+    [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+step "the committed API schema is the agent's"
+.venv/bin/python frontend/scripts/openapi.py --check
+
+cd frontend
+step "npm ci"
+npm ci --no-audit --no-fund --loglevel=error
+
+step "generated API types are current"
+generated=$(mktemp --suffix=.d.ts)
+trap 'rm -f "$generated"' EXIT
+npx --no-install openapi-typescript openapi.json -o "$generated" >/dev/null 2>&1
+if ! cmp -s "$generated" src/api/schema.d.ts; then
+    echo "frontend/src/api/schema.d.ts is stale: run 'npm run gen:api' in frontend/" >&2
+    exit 1
+fi
+
+step "type-check"
+npm run --silent typecheck
+
+step "unit tests (Vitest)"
+npm test --silent
+
+step "build"
+npm run --silent build >/dev/null
+
+step "end to end (Playwright, Chromium, real agent + sextant-kb)"
+npm run --silent e2e
+echo
+echo "test_frontend: all passed"
