@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up (if needed), then run every check CI runs: lint, types, tests, the retrieval-quality gate.
+# Set up (if needed), then run every check CI runs: lint, types, the browser interface's suites, the Python
+# tests, the retrieval-quality gate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -8,5 +9,7 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 .venv/bin/ruff format --check .
 .venv/bin/mypy
 .venv/bin/python eval/check_golden.py
+# The browser interface first: its build is what start_all_services.sh serves in the Python tests.
+bash scripts/test_frontend.sh
 .venv/bin/python -m pytest "$@"
 .venv/bin/sextant-eval --check

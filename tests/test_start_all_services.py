@@ -1,4 +1,7 @@
-"""start_all_services.sh as a person runs it: it comes up, reports where, and stops cleanly."""
+"""start_all_services.sh as a person runs it: it comes up, reports where, and stops cleanly.
+
+The browser UI is built on first start when ``frontend/dist`` is absent (CI builds it before pytest).
+"""
 
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ def environment(tmp_path: Path, port: int) -> dict[str, str]:
         "PORT": str(port),
         "LOG_DIR": str(tmp_path / "logs"),
         "SEXTANT_PROVIDER": "none",
+        "UI_PORT": str(free_port()),
         "SEXTANT_CHROMA_DIR": str(tmp_path / "store"),
         "SEXTANT_MODELS_DIR": str(tmp_path / "models"),
         "HF_HUB_OFFLINE": "1",
@@ -57,6 +61,9 @@ def test_it_starts_the_agent_prints_the_addresses_and_stops_everything_on_a_sign
     assert f"http://127.0.0.1:{port}/docs" in output and "answers are excerpts" in output
     health = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/health"))
     assert health["kb_connected"] is True
+    ui = next(line.split()[-1] for line in lines if line.startswith("browser UI"))
+    page = urllib.request.urlopen(ui).read().decode()
+    assert "<div id=\"root\"" in page  # the built interface, served
 
     process.terminate()  # the script alone: its trap must stop the agent it started
     try:
