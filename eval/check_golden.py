@@ -22,6 +22,8 @@ For every answerable question and every entry of its ``relevant`` list this chec
   the generated PDFs, a page whose source holds a table; not checked for R-intro);
 * kind ``deep``: the evidence starts at least 400 words into the document;
 * kind ``multi``: the question cites at least two documents;
+* kind ``document`` ("which document…", eval/golden-documents.jsonl): each entry names a whole
+  document, only its ``doc_id`` (no page, section or evidence);
 * the evidence occurs in no other document of the corpus that the question does not cite.
 
 Unanswerable questions must have ``relevant: []`` and no evidence. The script exits non-zero on any
@@ -52,7 +54,7 @@ def warn(msg: str) -> None:
 
 
 EVAL = Path(__file__).resolve().parent
-KINDS = {"fact", "table", "deep", "paraphrase", "multi"}
+KINDS = {"fact", "table", "deep", "paraphrase", "multi", "document"}
 DEEP_MIN_WORDS = 400
 MAX_EVIDENCE = 120
 
@@ -285,6 +287,11 @@ def check_file(golden: Path, docs: dict[str, Doc], verbose: bool) -> tuple[list[
         if not rel:
             err("answerable question without relevant documents")
             continue
+        if q.get("kind") == "document":
+            for r in rel:
+                if set(r) != {"doc_id"} or r["doc_id"] not in docs:
+                    err(f"a document target is only the doc_id of a corpus document, not {r}")
+            continue
         if q.get("evidence") != rel[0].get("evidence"):
             err("top-level evidence must equal relevant[0].evidence")
         if q.get("kind") == "multi" and len({r.get("doc_id") for r in rel}) < 2:
@@ -388,6 +395,7 @@ def main() -> int:
             dict(total=70, unanswerable=12, table=4, deep=8, pdf=10),
         ),
         (EVAL / "golden-large.jsonl", EVAL / "corpus-large", dict(total=30, unanswerable=5, pdf=25)),
+        (EVAL / "golden-documents.jsonl", EVAL / "corpus" / "documents", dict(total=20)),
     ]
     for golden, folder, minimum in sets:
         docs = load_corpus(folder)

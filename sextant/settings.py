@@ -53,6 +53,34 @@ class KbSettings(BaseSettings):
     )
     log_format: Literal["text", "json"] = Field(default="text", description="Log line format on stderr.")
     threads: int = Field(default=1, ge=1, le=64, description="CPU threads for embedding and reranking.")
+    ann_index: Literal["chroma", "flat", "hnsw", "ivfpq", "ivfpq_rerank"] = Field(
+        default="chroma",
+        description="Which index serves dense retrieval: Chroma's own, or one of the Index Lab's (kept beside "
+        "the store, rebuilt from it when behind).",
+    )
+    ann_m: int = Field(default=16, ge=2, le=128, description="HNSW: links per node (2M on layer 0).")
+    ann_ef_search: int = Field(default=64, ge=1, le=4096, description="HNSW: candidates kept while searching.")
+    ann_nlist: int = Field(
+        default=0, ge=0, le=65536, description="IVF-PQ: coarse cells; 0 = about 4 sqrt(chunks), at most 1024."
+    )
+    ann_nprobe: int = Field(default=16, ge=1, le=65536, description="IVF-PQ: cells scanned per query.")
+    ann_pq_m: int = Field(
+        default=48, ge=1, le=1024, description="IVF-PQ: bytes per vector (must divide the embedder's dimension)."
+    )
+    ann_oversample: int = Field(
+        default=8, ge=1, le=100, description="ivfpq_rerank: candidates re-scored exactly, as a multiple of k."
+    )
+
+    def ann_params(self) -> dict[str, int]:
+        """The Index Lab knobs, as ``sextant.kb.ann.live`` reads them."""
+        return {
+            "M": self.ann_m,
+            "ef_search": self.ann_ef_search,
+            "nlist": self.ann_nlist,
+            "nprobe": self.ann_nprobe,
+            "pq_m": self.ann_pq_m,
+            "oversample": self.ann_oversample,
+        }
 
     @field_validator("chroma_url")
     @classmethod

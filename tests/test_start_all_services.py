@@ -63,7 +63,7 @@ def test_it_starts_the_agent_prints_the_addresses_and_stops_everything_on_a_sign
     assert health["kb_connected"] is True
     ui = next(line.split()[-1] for line in lines if line.startswith("browser UI"))
     page = urllib.request.urlopen(ui).read().decode()
-    assert "<div id=\"root\"" in page  # the built interface, served
+    assert '<div id="root"' in page  # the built interface, served
 
     process.terminate()  # the script alone: its trap must stop the agent it started
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from sextant.agent.events import CitationSummary, ToolCallEvent, ToolResultEvent, UsageInfo, Verification
 from sextant.agent.passages import Passage
@@ -63,6 +63,9 @@ class IngestResult(BaseModel):
     reason: str | None = None
     chunks: int | None = None
     name: str | None = Field(default=None, description="For uploads: the file's name as sent.")
+    title: str = ""
+    version: str = Field("", description="This version of the document's content.")
+    overview: bool = Field(False, description="A model-written overview of the document was stored.")
 
 
 class IngestResponse(BaseModel):
@@ -94,3 +97,28 @@ class Health(BaseModel):
     answers: Literal["model", "excerpts"]
     budget_usd: float
     spent_today_usd: float
+
+
+class DocumentEntry(BaseModel):
+    """One document as ``kb_list`` reports it (extra fields the knowledge base adds pass through)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    title: str
+    source: str = ""
+    chunks: int = 0
+    pages: int = 0
+    about: str = ""
+    overview: str = ""
+    uri: str = ""
+
+
+class DocumentsResponse(BaseModel):
+    documents: list[DocumentEntry]
+
+
+class PageText(BaseModel):
+    document_id: str
+    page: int
+    text: str

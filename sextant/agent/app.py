@@ -16,22 +16,27 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, File, HTTPException, Request, UploadFile
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import StreamingResponse
 from limits import RateLimitItemPerSecond
 from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import MovingWindowRateLimiter
+from pydantic import TypeAdapter
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sextant.agent.api import (
+    DocumentsResponse,
     Health,
     IngestRequest,
     IngestResponse,
     IngestResult,
     ModelHealth,
+    PageText,
     QueryRequest,
     QueryResponse,
     ToolInfo,
@@ -48,8 +53,10 @@ from sextant.agent.events import (
     ToolResultEvent,
 )
 from sextant.agent.kb_client import KbClient, KbUnavailable, stdio_server
+from sextant.agent.lab import CompareRequest, LabComparison, LabOverview, comparison, read_overview
 from sextant.agent.loop import AgentLoop, HistoryItem
 from sextant.agent.models.factory import ModelChoice, build_model
+from sextant.agent.overviews import write_overview
 from sextant.agent.passages import Passage
 from sextant.agent.settings import AgentSettings
 from sextant.logs import request_id as current_request_id
@@ -126,7 +133,21 @@ def create_app(
     )
     app.add_middleware(RequestContext)
     _routes(app)
+    app.openapi = partial(_openapi_with_events, app)  # type: ignore[method-assign]
     return app
+
+
+def _openapi_with_events(app: FastAPI) -> dict[str, Any]:
+    """The generated schema plus the SSE event models, which a streamed response cannot declare itself."""
+    if app.openapi_schema is None:
+        spec = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+        events = TypeAdapter(AgentEvent).json_schema(ref_template="#/components/schemas/{model}")
+        schemas = spec.setdefault("components", {}).setdefault("schemas", {})
+        for name, definition in events.pop("$defs", {}).items():
+            schemas.setdefault(name, definition)
+        schemas["AgentEvent"] = events
+        app.openapi_schema = spec
+    return app.openapi_schema
 
 
 def state_of(request: Request) -> AgentState:
@@ -219,7 +240,12 @@ def _routes(app: FastAPI) -> None:
         "/query/stream",
         dependencies=[Limited, Budgeted],
         response_class=StreamingResponse,
-        responses={200: {"content": {"text/event-stream": {}}, "description": "Server-sent events."}},
+        responses={
+            200: {
+                "content": {"text/event-stream": {"schema": {"$ref": "#/components/schemas/AgentEvent"}}},
+                "description": "Server-sent events: each frame's `event:` is the `event` field of its JSON `data:`.",
+            }
+        },
     )
     async def query_stream(body: QueryRequest, state: State) -> StreamingResponse:
         """Answer a question as server-sent events: tool_call, tool_result, sources, token, citation, answer,
@@ -247,10 +273,10 @@ def _routes(app: FastAPI) -> None:
         """Add text documents (Markdown is understood); re-using an id replaces that document."""
         documents = [d.model_dump(exclude_none=True) for d in body.documents]
         outcome = await _kb_call(state, "kb_ingest", {"documents": documents})
-        return IngestResponse(
-            request_id=current_request_id.get() or "",
-            results=[IngestResult.model_validate(r) for r in outcome.get("results", [])],
-        )
+        results = [IngestResult.model_validate(r) for r in outcome.get("results", [])]
+        for result in results:
+            result.overview = await _add_overview(state, result)
+        return IngestResponse(request_id=current_request_id.get() or "", results=results)
 
     @app.post("/upload", dependencies=[Limited], max_body_size=MAX_UPLOAD_FILES * MAX_UPLOAD_BYTES + 1024 * 1024)
     async def upload(
@@ -276,16 +302,18 @@ def _routes(app: FastAPI) -> None:
                 results.append(_refused(name, str(exc.detail)))
                 continue
             for item in outcome.get("results", []):
-                results.append(IngestResult.model_validate({**item, "name": name}))
+                result = IngestResult.model_validate({**item, "name": name})
+                result.overview = await _add_overview(state, result)
+                results.append(result)
         return IngestResponse(request_id=current_request_id.get() or "", results=results)
 
     @app.get("/documents")
-    async def documents(state: State) -> dict[str, Any]:
+    async def documents(state: State) -> DocumentsResponse:
         """Every document in the knowledge base."""
-        return await _kb_call(state, "kb_list", {})
+        return DocumentsResponse.model_validate(await _kb_call(state, "kb_list", {}))
 
     @app.get("/documents/{doc_id}/pages/{number}")
-    async def page(doc_id: str, number: int, state: State) -> dict[str, Any]:
+    async def page(doc_id: str, number: int, state: State) -> PageText:
         """The text of one page of a document, for reading around a cited passage."""
         if not re.fullmatch(r"[A-Za-z0-9._-]{1,128}", doc_id) or not 1 <= number <= 100_000:
             raise HTTPException(422, "bad document id or page number")
@@ -293,7 +321,17 @@ def _routes(app: FastAPI) -> None:
             text = await state.kb.read(f"kb://documents/{doc_id}/pages/{number}")
         except Exception as exc:
             raise HTTPException(404, f"no page {number} in document {doc_id!r}") from exc
-        return {"document_id": doc_id, "page": number, "text": text}
+        return PageText(document_id=doc_id, page=number, text=text)
+
+    @app.get("/lab")
+    async def lab(state: State) -> LabOverview:
+        """The Index Lab's benchmark curves: recall@10 against queries per second, per index and library."""
+        return read_overview(state.settings.lab_results_path())
+
+    @app.post("/lab/compare", dependencies=[Limited])
+    async def lab_compare(body: CompareRequest, state: State) -> LabComparison:
+        """The same query through every index over this knowledge base's vectors, side by side."""
+        return comparison(await _kb_call(state, "kb_ann_compare", {"query": body.query, "k": body.k}))
 
     @app.get("/tools")
     async def tools(state: State) -> list[ToolInfo]:
@@ -339,6 +377,37 @@ async def _kb_call(state: AgentState, name: str, arguments: dict[str, Any]) -> d
     if not outcome.ok or outcome.structured is None:
         raise HTTPException(422, outcome.text or f"{name} failed")
     return outcome.structured
+
+
+async def _add_overview(state: AgentState, result: IngestResult) -> bool:
+    """Have the model write and store an overview of a document just added or replaced; whether one was stored.
+
+    Best effort: the document is stored either way, so a failure is logged, not raised. The model reads the
+    text as the knowledge base stored it, and the store refuses the overview if that version has since changed.
+    """
+    model = state.model
+    if (
+        model is None
+        or state.settings.overviews == "off"
+        or result.status not in ("added", "replaced")
+        or state.budget.exhausted()
+    ):
+        return False
+    try:
+        text = await state.kb.read(f"kb://documents/{result.id}")
+        overview, usage = await write_overview(model, result.title or result.id, text)
+        state.budget.add(usage.cost_usd)
+        stored = await state.kb.call(
+            "kb_set_overview",
+            {"document_id": result.id, "overview": overview, "version": result.version or None},
+            current_request_id.get(),
+        )
+    except Exception as exc:  # a missing overview must not turn a stored document into a failed request
+        log.warning("no overview for %s: %s", result.id, exc)
+        return False
+    if not stored.ok:
+        log.warning("no overview for %s: %s", result.id, stored.text)
+    return stored.ok
 
 
 def _refused(name: str, reason: str) -> IngestResult:

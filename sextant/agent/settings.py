@@ -52,6 +52,11 @@ class AgentSettings(BaseSettings):
         description="Folder of local model files. Default: <repo>/models in a checkout, else the user-data folder.",
     )
     threads: int = Field(default=1, ge=1, le=64, description="CPU threads for embedding, reranking and llama.cpp.")
+    overviews: Literal["on", "off"] = Field(
+        default="off",
+        description="on: when a model is configured, /ingest, /upload and sextant-ingest have it write one overview "
+        "per new or changed document, stored as a searchable passage. Off by default: learning/overviews.md.",
+    )
     verify: Literal["mark", "drop", "off"] = Field(
         default="mark",
         description="After drafting, a second model pass checks each statement against its passages: mark or "
@@ -67,6 +72,11 @@ class AgentSettings(BaseSettings):
     rate_window: int = Field(default=60, ge=1, description="Rate-limit window in seconds.")
     daily_budget_usd: float = Field(
         default=1.0, ge=0, description="Hard cap on model spend per UTC day; once spent, queries get 429."
+    )
+    lab_results: Path | None = Field(
+        default=None,
+        description="The Index Lab's benchmark JSON (written by sextant-lab bench) shown on the UI's Index Lab "
+        "page. Default: learning/ann-lab.json in a checkout, else the user-data folder.",
     )
     kb_command: str | None = Field(
         default=None,
@@ -85,6 +95,9 @@ class AgentSettings(BaseSettings):
 
     def origins(self) -> list[str]:
         return [o.strip() for o in self.allowed_origins.split(",") if o.strip()]
+
+    def lab_results_path(self) -> Path:
+        return self.lab_results.expanduser() if self.lab_results else default_data_path("learning") / "ann-lab.json"
 
     def model_files_dir(self) -> Path:
         if self.models_dir is not None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 
-from sextant.evals.agent_eval import answer_summary, ask_all, grade_runs, judge_rows, write_jsonl
+from sextant.evals.agent_eval import AgentRun, answer_summary, ask_all, grade_runs, judge_rows, write_jsonl
 from sextant.evals.cli import golden_sets
 from sextant.evals.golden import load_golden
 from sextant.evals.harness import ingest_corpus, table
@@ -50,7 +50,17 @@ def main(argv: list[str] | None = None) -> None:
     choice = build_model(settings)
     print(f"model: {choice.detail}", file=sys.stderr)
     started = time.perf_counter()
-    runs = anyio.run(ask_all, questions, choice.model, store, settings.verify)
+
+    def progress(done: int, run: AgentRun) -> None:
+        answer = run.answer
+        outcome = f"{answer.mode}, {answer.citations.labels_valid} valid labels" if answer else "no answer"
+        print(
+            f"[{done}/{len(questions)}] {run.question.id}: {outcome} ({time.perf_counter() - started:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    runs = anyio.run(ask_all, questions, choice.model, store, settings.verify, progress)
     elapsed = time.perf_counter() - started
 
     name = f"agent ({choice.model.name if choice.model else 'excerpts'})"

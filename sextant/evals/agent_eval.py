@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,7 +54,13 @@ class AgentRun:
         return not any(self.searches_found)
 
 
-async def ask_all(questions: Sequence[Question], model: ChatModel | None, store: Path, verify: str) -> list[AgentRun]:
+async def ask_all(
+    questions: Sequence[Question],
+    model: ChatModel | None,
+    store: Path,
+    verify: str,
+    progress: Callable[[int, AgentRun], None] | None = None,
+) -> list[AgentRun]:
     """Every question through the real loop and a real ``sextant-kb`` process over ``store``."""
     params = stdio_server(None)
     params.env = {**(params.env or dict(os.environ)), "SEXTANT_CHROMA_DIR": str(store), "SEXTANT_LOG_LEVEL": "WARNING"}
@@ -69,6 +75,8 @@ async def ask_all(questions: Sequence[Question], model: ChatModel | None, store:
                 _record(event, run, passages, order)
             run.retrieved = [passages[label] for label in order if label in passages]
             runs.append(run)
+            if progress is not None:
+                progress(len(runs), run)
     return runs
 
 

@@ -1,6 +1,7 @@
 """``sextant-eval``: grade retrieval on the labelled question sets, and gate CI on regressions.
 
 sextant-eval [--set small|large|all] [--modes ...] [--json OUT] [--check] [--write-baseline] [--via-mcp]
+             [--ann-index KIND ...]
 sextant-eval beir --data DIR [--qrels FILE] [--split S] [--mode M] [--json OUT]
 """
 
@@ -41,16 +42,21 @@ def golden_sets(eval_dir: Path) -> dict[str, GoldenSet]:
     }
 
 
-def run_set(gs: GoldenSet, store: Path, modes: tuple[SearchMode, ...], via_mcp: bool) -> dict[str, Any]:
+def run_set(
+    gs: GoldenSet, store: Path, modes: tuple[SearchMode, ...], via_mcp: bool, ann_index: str = "chroma"
+) -> dict[str, Any]:
     """Ingest the set's corpus into its own store, grade every mode, and return the report."""
     from sextant.kb.knowledge_base import KnowledgeBase
     from sextant.settings import KbSettings
 
-    settings = KbSettings(chroma_dir=store / gs.name)
+    settings = KbSettings(chroma_dir=store / gs.name, ann_index=ann_index)
     kb = KnowledgeBase.open(settings)
     refused = ingest_corpus(kb, gs.corpus)
     questions = load_golden(gs.golden)
     rows = evaluate(kb, questions, modes)
+    if ann_index != "chroma":  # one table row per (mode, index): the index's quality cost shows against Chroma's
+        for row in rows:
+            row.mode = f"{row.mode}@{ann_index}"
     if via_mcp:
         from sextant.evals.via_mcp import grade_via_mcp
 
@@ -63,7 +69,7 @@ def run_set(gs: GoldenSet, store: Path, modes: tuple[SearchMode, ...], via_mcp: 
         "questions": len(questions),
         "k": K,
         "primary": PRIMARY,
-        "settings": {"chunk_tokens": settings.chunk_tokens, "embedder": settings.embedder},
+        "settings": {"chunk_tokens": settings.chunk_tokens, "embedder": settings.embedder, "ann_index": ann_index},
         "modes": [row.as_json() for row in rows],
     }
 
@@ -90,6 +96,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--via-mcp", action="store_true", help="also run the questions through a real sextant-kb process"
     )
+    parser.add_argument(
+        "--ann-index",
+        nargs="+",
+        default=[],
+        choices=["flat", "hnsw", "ivfpq", "ivfpq_rerank"],
+        help="also grade with dense retrieval through these Index Lab indexes (rows named mode@index)",
+    )
     ns = parser.parse_args(args)
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -101,6 +114,9 @@ def main(argv: list[str] | None = None) -> None:
     reports, failures = [], []
     for gs in chosen:
         report = run_set(gs, ns.store, tuple(ns.modes), ns.via_mcp)
+        for ann in ns.ann_index:
+            extra = run_set(gs, ns.store, tuple(m for m in ns.modes if m != "lexical"), False, ann)
+            report["modes"] += extra["modes"]
         reports.append(report)
         if ns.write_baseline:
             gate.write(gs.baseline, report)

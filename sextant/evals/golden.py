@@ -2,7 +2,9 @@
 
 A question lists its relevant *targets* (document, and page or section, plus a verbatim evidence
 snippet). A hit satisfies a target when it is from the same document and on the labelled page (for
-paged documents), or else in the labelled section or containing the evidence. Each target counts
+paged documents), or else in the labelled section or containing the evidence. A target with neither
+page, section nor evidence names a whole document ("which document…" questions): any passage of it
+satisfies the target, its overview included. Each target counts
 once: ranked hits become target ids (relevant) or their own chunk ids (not), so the metrics'
 ``qrels`` are the targets, each with gain 1.
 """
@@ -91,6 +93,8 @@ def satisfies(hit: Cited, target: Target, hit_text: str) -> bool:
     """Whether ``hit`` (with its full ``hit_text``) is a correct citation for ``target``."""
     if hit.document_id != target.doc_id:
         return False
+    if target.page is None and target.section is None and not target.evidence:
+        return True
     if target.page is not None:
         return target.page in hit.pages
     in_section = target.section is not None and hit.section == target.section

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -16,6 +17,7 @@ from typing import Literal
 
 import numpy as np
 
+from sextant.kb.ann.live import LiveIndex
 from sextant.kb.chunking import Chunk, ChunkingConfig, chunk_document
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder, load_embedder
@@ -29,7 +31,7 @@ from sextant.kb.results import (
     Stats,
 )
 from sextant.kb.search import Searcher
-from sextant.kb.store import ChunkBatch, ChunkStore, DocumentRecord, StoredChunk
+from sextant.kb.store import OVERVIEW, ChunkBatch, ChunkStore, DocumentRecord, StoredChunk
 from sextant.settings import KbSettings
 
 log = logging.getLogger(__name__)
@@ -82,12 +84,18 @@ class KnowledgeBase:
         self.lexical = lexical
         self.reranker = reranker
         self.chunking = ChunkingConfig(target=settings.chunk_tokens)
-        self.searcher = Searcher(embedder, store, lexical, reranker, max_per_document=settings.max_per_document)
+        self.ann: LiveIndex | None = None  # None: Chroma's own index serves dense retrieval
+        if settings.ann_index != "chroma":
+            self.ann = LiveIndex.open(settings.ann_index, _ann_dir(settings), embedder.dim, settings.ann_params())
+        self.searcher = Searcher(
+            embedder, store, lexical, reranker, max_per_document=settings.max_per_document, ann=self.ann
+        )
         self.search = self.searcher.search
         # One writer at a time: the store and the BM25 index must change together.
         self._write_lock = threading.Lock()
         self._deferred_saves = 0
         self._sync_lexical()
+        self._sync_ann()
 
     @classmethod
     def open(
@@ -104,6 +112,11 @@ class KnowledgeBase:
             raise KnowledgeBaseError(
                 f"SEXTANT_CHUNK_TOKENS={settings.chunk_tokens} exceeds the window of embedder "
                 f"{embedder.name!r} ({embedder.max_tokens} tokens); choose {embedder.max_tokens} or fewer"
+            )
+        if settings.ann_index.startswith("ivfpq") and embedder.dim % settings.ann_pq_m:
+            raise KnowledgeBaseError(
+                f"SEXTANT_ANN_PQ_M={settings.ann_pq_m} does not divide the embedder's dimension {embedder.dim}; "
+                "choose a divisor of it"
             )
         store = ChunkStore.open(
             path=settings.store_dir(), url=settings.chroma_url, embedder=embedder.name, dim=embedder.dim
@@ -146,7 +159,14 @@ class KnowledgeBase:
         content_hash = self._content_hash(doc, source, category)
         previous = self.store.get_document(doc_id)
         if previous is not None and previous.content_hash == content_hash:
-            return IngestOutcome(id=doc_id, status="unchanged", chunks=previous.chunk_count, pages=len(doc.pages))
+            return IngestOutcome(
+                id=doc_id,
+                status="unchanged",
+                chunks=previous.chunk_count,
+                pages=len(doc.pages),
+                title=previous.title,
+                version=previous.version,
+            )
 
         chunks = chunk_document(doc, self.embedder, self.chunking)
         record = DocumentRecord(
@@ -182,9 +202,44 @@ class KnowledgeBase:
                 record.chunk_ids(),
                 [index_text(c.text, m, self.policy.lexical_context) for c, m in zip(chunks, metas, strict=True)],
             )
+            if self.ann is not None:
+                self.ann.remove(previous.chunk_ids() if previous else [])
+                self.ann.add(record.chunk_ids(), batch.vectors)
             self._save_lexical(generation)
         status: Literal["added", "replaced"] = "replaced" if previous is not None else "added"
-        return IngestOutcome(id=doc_id, status=status, chunks=len(chunks), pages=len(doc.pages))
+        return IngestOutcome(
+            id=doc_id, status=status, chunks=len(chunks), pages=len(doc.pages), title=doc.title, version=record.version
+        )
+
+    def set_overview(self, doc_id: str, overview: str, *, version: str | None = None) -> DocumentInfo:
+        """Store (or replace) a document's overview: one extra chunk, searched like the others, cited to the document.
+
+        The overview belongs to one version of the content: re-ingesting changed content drops it.
+
+        Raises:
+            KnowledgeBaseError: no such document, an empty overview, or ``version`` is no longer the document's.
+            StoreError: the store refused the write; the document is as it was.
+        """
+        text = " ".join(overview.split())
+        if not text:
+            raise KnowledgeBaseError("the overview is empty")
+        with self._write_lock:
+            record = self.store.get_document(doc_id)
+            if record is None:
+                raise KnowledgeBaseError(f"no document with id {doc_id!r}; kb_list shows the ids")
+            if version is not None and version != record.version:
+                raise KnowledgeBaseError(
+                    f"{doc_id!r} has changed since version {version!r} (now {record.version!r}); "
+                    "write the overview from the current content"
+                )
+            meta = {**_document_meta(record), "kind": OVERVIEW, "index": -1, "start": 0, "end": 0, "section": ""}
+            vector = self.embedder.embed([index_text(text, meta, self.policy.dense_context)])[0]
+            generation = self.store.write_overview(record, text, meta, vector)
+            cid = record.overview_id()
+            self.lexical.remove([cid])
+            self.lexical.add([cid], [index_text(text, meta, self.policy.lexical_context)])
+            self._save_lexical(generation)
+        return _info(dataclasses.replace(record, overview=text))
 
     def forget(self, doc_id: str) -> int:
         """Remove a document and its chunks from the store and the BM25 index; returns chunks removed.
@@ -197,6 +252,8 @@ class KnowledgeBase:
                 raise KnowledgeBaseError(f"no document with id {doc_id!r}; `sextant-forget --list` shows the ids")
             removed = self.store.delete_document(doc_id)
             self.lexical.remove(removed)
+            if self.ann is not None:
+                self.ann.remove(removed)
             self._save_lexical(self.store.generation)
         return len(removed)
 
@@ -214,12 +271,18 @@ class KnowledgeBase:
             with self._write_lock:
                 self._deferred_saves -= 1
                 if not self._deferred_saves:
-                    self.lexical.save(generation=self.store.generation)
+                    self._save_lexical(self.store.generation)
 
     def _save_lexical(self, generation: int) -> None:
-        """Save the BM25 index at the store's generation, unless a batch will save it at its end."""
-        if not self._deferred_saves:
-            self.lexical.save(generation=generation)
+        """Save the BM25 index (and the ANN index, if any) at the store's generation, unless a batch will
+        save them at its end."""
+        if self._deferred_saves:
+            return
+        self.lexical.save(generation=generation)
+        if self.ann is not None:
+            if self.ann.needs_rebuild(self.store.chunk_count()):
+                self.ann.rebuild(*self.chunk_vectors())
+            self.ann.save(generation)
 
     def _content_hash(self, doc: LoadedDocument, source: str, category: str) -> str:
         spans = json.dumps([[asdict(s) for s in group] for group in (doc.pages, doc.sections, doc.tables)])
@@ -249,6 +312,28 @@ class KnowledgeBase:
                 [c.id for c in chunks], [index_text(c.text, c.meta, self.policy.lexical_context) for c in chunks]
             )
         self.lexical.save(generation=self.store.generation)
+
+    def _sync_ann(self) -> None:
+        """Rebuild the ANN index from the store when it is missing, behind, or built with other knobs."""
+        if self.ann is None:
+            return
+        if self.ann.generation == self.store.generation and len(self.ann) == self.store.chunk_count():
+            return
+        log.info("building the %s index from the store (%d chunks)", self.ann.kind, self.store.chunk_count())
+        self.ann.rebuild(*self.chunk_vectors())
+        self.ann.save(self.store.generation)
+
+    def chunk_vectors(self, batch: int = 1000) -> tuple[list[str], np.ndarray]:
+        """Every chunk id in the store and its vector (rows in the same order)."""
+        ids = [cid for record in self.store.list_documents() for cid in record.chunk_ids()]
+        vectors = np.zeros((len(ids), self.embedder.dim), np.float32)
+        found: list[str] = []
+        for lo in range(0, len(ids), batch):
+            for chunk in self.store.get_chunks(ids[lo : lo + batch], vectors=True):
+                assert chunk.vector is not None
+                vectors[len(found)] = chunk.vector
+                found.append(chunk.id)
+        return found, vectors[: len(found)]
 
     # --- reading --------------------------------------------------------------------------
 
@@ -304,6 +389,12 @@ class KnowledgeBase:
         )
 
 
+def _ann_dir(settings: KbSettings) -> Path:
+    """Beside the BM25 cache, under the same per-server tag."""
+    lexical = _lexical_dir(settings)
+    return lexical.with_name(lexical.name.replace("bm25", "ann", 1))
+
+
 def _lexical_dir(settings: KbSettings) -> Path:
     if settings.chroma_url:
         # A server's BM25 cache is kept per server URL on this machine.
@@ -312,12 +403,14 @@ def _lexical_dir(settings: KbSettings) -> Path:
     return settings.store_dir() / "bm25"
 
 
+def _document_meta(record: DocumentRecord) -> dict[str, str | int]:
+    """What every chunk of a document carries about the document."""
+    return {"doc_id": record.id, "title": record.title, "source": record.source, "category": record.category}
+
+
 def _chunk_meta(record: DocumentRecord, chunk: Chunk) -> dict[str, str | int]:
     meta: dict[str, str | int] = {
-        "doc_id": record.id,
-        "title": record.title,
-        "source": record.source,
-        "category": record.category,
+        **_document_meta(record),
         "index": chunk.index,
         "start": chunk.start,
         "end": chunk.end,
@@ -350,6 +443,7 @@ def _info(record: DocumentRecord) -> DocumentInfo:
         chars=record.chars,
         pages=len(record.pages),
         about=record.about,
+        overview=record.overview,
         ingested_at=record.ingested_at,
         uri=f"kb://documents/{record.id}",
     )

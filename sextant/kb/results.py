@@ -34,7 +34,9 @@ class Hit(BaseModel):
     page_label: str | None = Field(None, description="The page label printed on that page (e.g. 'iv', '12').")
     pages: list[int] = Field(default_factory=list, description="Every physical page the passage touches.")
     section: str | None = None
-    kind: Literal["text", "table"] = "text"
+    kind: Literal["text", "table", "overview"] = Field(
+        "text", description="'overview': a summary of the whole document, cited to the document (no page, no span)."
+    )
     table_rows: list[int] = Field(default_factory=list, description="Table body rows (0-based) in the passage.")
     start: int = Field(description="Start of the passage in the document text (characters).")
     end: int = Field(description="End of the passage in the document text (exclusive).")
@@ -69,6 +71,7 @@ class DocumentInfo(BaseModel):
     chars: int
     pages: int
     about: str = Field(description="The opening of the document and its first headings.")
+    overview: str = Field("", description="A model-written overview of the document; empty when none was written.")
     ingested_at: str
     uri: str
 
@@ -85,6 +88,8 @@ class IngestOutcome(BaseModel):
     chunks: int = 0
     pages: int = 0
     reason: str = ""
+    title: str = ""
+    version: str = Field("", description="This version of the content; kb_set_overview refuses an older one.")
 
 
 class IngestReport(BaseModel):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sextant.kb.abstention import AbstentionRule
+from sextant.kb.ann.live import LiveIndex
 from sextant.kb.embeddings import Embedder
 from sextant.kb.fusion import RRF_K, cap_per_document, reciprocal_rank_fusion
 from sextant.kb.lexical import LexicalHit, LexicalIndex, matched_terms
@@ -55,9 +56,11 @@ class Searcher:
         rrf_k: int = RRF_K,
         weights: tuple[float, float] = (1.0, 1.0),
         competitive: float = 0.5,
+        ann: LiveIndex | None = None,
     ) -> None:
         self.embedder = embedder
         self.store = store
+        self.ann = ann  # when set, dense candidates come from this index instead of Chroma's
         self.lexical = lexical
         self.reranker = reranker
         self.max_per_document = max_per_document
@@ -93,9 +96,11 @@ class Searcher:
         clock.lap("embed")
 
         depth = depth or self.depth
-        dense = self.store.query(q, depth, doc_ids) if mode != "lexical" else []
-        clock.lap("dense")
         allowed = self._allowed_chunks(doc_ids)
+        dense: list[tuple[str, float]] = []
+        if mode != "lexical":
+            dense = self.ann.query(q, depth, allowed) if self.ann else self.store.query(q, depth, doc_ids)
+        clock.lap("dense")
         lexical = self.lexical.search(query, depth, allowed_ids=allowed) if mode != "dense" else []
         clock.lap("lexical")
 
@@ -216,7 +221,7 @@ def _hit(rank: int, cand: _Candidate, terms: list[str], scored_by: ScoredBy, det
         page_label=str(meta["page_label"]) if meta.get("page_label") is not None else None,
         pages=[int(p) for p in str(meta.get("pages", "")).split(",") if p],
         section=str(meta.get("section") or "") or None,
-        kind="table" if meta.get("kind") == "table" else "text",
+        kind=meta["kind"] if meta.get("kind") in ("table", "overview") else "text",
         table_rows=[int(r) for r in str(meta.get("rows", "")).split(",") if r],
         start=int(meta["start"]),
         end=int(meta["end"]),

@@ -28,11 +28,15 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp_types import CallToolResult, ResourceLink, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from sextant.kb.ann import Kind
+from sextant.kb.ann import probe as ann_probe
+from sextant.kb.ann.results import AnnBenchmark, AnnComparison
 from sextant.kb.documents import LoadedDocument, LoadError, join_pages
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
 from sextant.kb.loaders import load_bytes, markdown
 from sextant.kb.results import (
     DetailLevel,
+    DocumentInfo,
     DocumentList,
     IngestOutcome,
     IngestReport,
@@ -143,8 +147,28 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
 
     @tool("List documents", READ_ONLY)
     async def kb_list(ctx: Context) -> DocumentList:
-        """List every document in the knowledge base: id, title, chunk count, size, pages, and what it is about."""
+        """List every document in the knowledge base: id, title, chunk count, size, pages, what it is about, and
+        its overview where one was written."""
         return DocumentList(documents=await _in_thread(ToolError, kb_of(ctx).documents))
+
+    @tool("Set a document's overview", REPLACING)
+    async def kb_set_overview(
+        document_id: Annotated[str, Field(description="The document's id.", min_length=1, max_length=128)],
+        overview: Annotated[
+            str, Field(description="A few sentences on what the whole document is.", min_length=1, max_length=2000)
+        ],
+        ctx: Context,
+        version: Annotated[
+            str | None,
+            Field(
+                description="The version from the ingest result; refused if the content has changed since.",
+                max_length=64,
+            ),
+        ] = None,
+    ) -> DocumentInfo:
+        """Store a document's overview, replacing any earlier one. It is searched like a passage and cited to the
+        document; re-ingesting changed content drops it. For the agent's ingestion, not for answering questions."""
+        return await _in_thread(ToolError, kb_of(ctx).set_overview, document_id, overview, version=version)
 
     @tool("Add text documents", REPLACING)
     async def kb_ingest(
@@ -219,6 +243,34 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
     async def kb_stats(ctx: Context) -> Stats:
         """Counts of documents and chunks, the embedder, whether a reranker is in use, and where the store is."""
         return await _in_thread(ToolError, kb_of(ctx).stats)
+
+    @tool("Benchmark an ANN index on the knowledge base", READ_ONLY)
+    async def kb_ann_benchmark(
+        ctx: Context,
+        index: Annotated[Kind, Field(description="The index to build: flat (exact), hnsw, ivfpq or ivfpq_rerank.")],
+        k: Annotated[int, Field(description="Neighbours per query for recall@k.", ge=1, le=100)] = 10,
+        queries: Annotated[int, Field(description="Chunk vectors sampled as queries.", ge=1, le=2000)] = 100,
+    ) -> AnnBenchmark:
+        """Build one approximate-nearest-neighbour index over the knowledge base's chunk vectors and report its
+        recall@k against exact search, build time, memory and per-query latency (with exact search's latency).
+
+        For learning how the Index Lab's indexes trade accuracy for speed at this knowledge base's size;
+        it changes nothing. The index is built with the SEXTANT_ANN_* knobs in force.
+        """
+        return await _in_thread(ToolError, ann_probe.benchmark, kb_of(ctx), index, k=k, queries=queries)
+
+    @tool("Compare ANN indexes on one query", READ_ONLY)
+    async def kb_ann_compare(
+        query: Annotated[str, Field(description="The question or keywords.", min_length=1, max_length=2000)],
+        ctx: Context,
+        k: Annotated[int, Field(description="Passages per index.", ge=1, le=20)] = 5,
+    ) -> AnnComparison:
+        """Run the same query through Chroma's index and each Index Lab index (flat, hnsw, ivfpq, ivfpq_rerank),
+        side by side: the chunks each returns with their exact cosine, its latency, and its overlap with exact search.
+
+        Dense retrieval only (no BM25, fusion or cap): this shows what the index changes, not a final answer.
+        """
+        return await _in_thread(ToolError, ann_probe.compare, kb_of(ctx), query, k=k)
 
     @server.resource("kb://documents/{doc_id}", mime_type="text/plain", title="Document text")
     async def document_resource(doc_id: str, ctx: Context) -> str:

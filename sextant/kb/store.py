@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 CHUNKS = "sextant_chunks"
 DOCUMENTS = "sextant_documents"
 FORMAT_VERSION = 1
+OVERVIEW = "overview"
 
 
 class StoreError(Exception):
@@ -50,9 +51,20 @@ class DocumentRecord:
     text: str = ""
     pages: tuple[PageSpan, ...] = ()
     sections: tuple[SectionSpan, ...] = ()
+    overview: str = ""
+
+    @property
+    def version(self) -> str:
+        """Names this version of the content; a change of content is a new version."""
+        return self.content_hash[:12]
 
     def chunk_ids(self) -> list[str]:
-        return [chunk_id(self.id, self.content_hash, i) for i in range(self.chunk_count)]
+        ids = [chunk_id(self.id, self.content_hash, i) for i in range(self.chunk_count)]
+        return [*ids, self.overview_id()] if self.overview else ids
+
+    def overview_id(self) -> str:
+        """The overview's chunk id carries the content hash, so a new version never inherits the old overview."""
+        return chunk_id(self.id, self.content_hash, OVERVIEW)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +90,7 @@ class ChunkBatch:
     vectors: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros((0, 0), np.float32))
 
 
-def chunk_id(doc_id: str, content_hash: str, index: int) -> str:
+def chunk_id(doc_id: str, content_hash: str, index: int | str) -> str:
     """Chunk ids carry the content hash, so a re-ingest never overwrites the live version in place.
 
     Only URI-unreserved characters, so an id can stand in ``kb://chunks/{id}`` as it is.
@@ -235,6 +247,26 @@ class ChunkStore:
         self._delete_chunks(stale)
         return self._bump_generation()
 
+    def write_overview(
+        self, record: DocumentRecord, text: str, meta: dict[str, Any], vector: npt.NDArray[np.float32]
+    ) -> int:
+        """Store the overview chunk of ``record``'s version, replacing an earlier one; returns the generation.
+
+        The record is the commit point: an overview chunk it does not name is an orphan that ``repair`` removes.
+
+        Raises:
+            StoreError: the write failed; the document is as it was.
+        """
+        cid = record.overview_id()
+        try:
+            self._chunks.upsert(ids=[cid], embeddings=[vector], documents=[text], metadatas=[meta])
+            self._docs.update(ids=[record.id], metadatas=[_record_meta(replace(record, overview=text))])
+        except Exception as exc:
+            if not record.overview:
+                self._delete_chunks([cid])
+            raise StoreError(f"storing the overview of {record.id!r} failed: {exc}") from exc
+        return self._bump_generation()
+
     def delete_document(self, doc_id: str) -> list[str]:
         """Remove a document and all its chunks; returns the removed chunk ids."""
         ids = self._chunk_ids_of(doc_id)
@@ -326,6 +358,7 @@ def _record_meta(record: DocumentRecord) -> dict[str, Any]:
         "page_count": len(record.pages),
         "pages": json.dumps([asdict(p) for p in record.pages]),
         "sections": json.dumps([asdict(s) for s in record.sections]),
+        "overview": record.overview,
     }
 
 
@@ -343,4 +376,5 @@ def _record_from(doc_id: str, meta: dict[str, Any], text: str) -> DocumentRecord
         text=text,
         pages=tuple(PageSpan(**p) for p in json.loads(meta.get("pages") or "[]")),
         sections=tuple(SectionSpan(**s) for s in json.loads(meta.get("sections") or "[]")),
+        overview=str(meta.get("overview") or ""),
     )

@@ -27,7 +27,8 @@ VERIFIED = {"results": [{"statement": 0, "supported": True}], "addresses_questio
 
 
 def agent_settings(**overrides: Any) -> AgentSettings:
-    return AgentSettings(_env_file=None, **overrides)  # type: ignore[call-arg]
+    # Overviews off unless a test asks: the fixture's ingest would otherwise take a scripted JSON reply.
+    return AgentSettings(_env_file=None, **{"overviews": "off", **overrides})  # type: ignore[call-arg]
 
 
 def scripted(*turns: ScriptedTurn, json_replies: list[dict[str, Any]] | None = None) -> ModelChoice:
@@ -181,9 +182,35 @@ def test_upload_parses_files_on_the_server_keeping_pages(client_for: Any) -> Non
     assert client.get("/documents/lighthouse-history/pages/999").status_code == 404
 
 
+NOTES = ("files", ("notes.md", b"# Notes\n\nThe parks budget was approved.", "text/markdown"))
+
+
+def test_ingest_and_upload_store_an_overview_the_model_wrote(client_for: Any) -> None:
+    replies = [{"kind": "A guide", "about": "pulling espresso"}, {"kind": "Minutes", "about": "the parks budget"}]
+    model = ModelChoice(ScriptedModel([], json_replies=replies), "scripted", "test double")
+    client = client_for(model, overviews="on")  # the fixture ingests the espresso guide
+    result = client.post("/upload", files=[NOTES]).json()["results"][0]
+    assert (result["status"], result["overview"]) == ("added", True)
+    docs = {d["id"]: d["overview"] for d in client.get("/documents").json()["documents"]}
+    assert docs == {"espresso": "A guide: pulling espresso.", "notes": "Minutes: the parks budget."}
+    assert isinstance(model.model, ScriptedModel) and "The parks budget was approved." in model.model.json_prompts[1]
+    # Unchanged content keeps its overview and asks the model nothing (the script has no reply left).
+    again = client.post("/upload", files=[NOTES]).json()["results"][0]
+    assert (again["status"], again["overview"]) == ("unchanged", False)
+
+
+def test_without_an_overview_the_document_is_still_stored(client_for: Any) -> None:
+    failing = ModelChoice(ScriptedModel([]), "scripted", "test double")  # no JSON reply: the model fails
+    result = client_for(failing, overviews="on").post("/upload", files=[NOTES]).json()["results"][0]
+    assert (result["status"], result["overview"]) == ("added", False)
+    spent = ModelChoice(ScriptedModel([], json_replies=[{"about": "never asked"}]), "scripted", "test double")
+    result = client_for(spent, overviews="on", daily_budget_usd=0.0).post("/upload", files=[NOTES]).json()
+    assert result["results"][0]["overview"] is False
+
+
 def test_tools_are_discovered_and_only_read_tools_are_offered(client_for: Any) -> None:
     tools = {t["name"]: t for t in client_for().get("/tools").json()}
-    assert tools["kb_ingest"]["offered_to_model"] is False and tools["kb_upload"]["offered_to_model"] is False
+    assert not any(tools[name]["offered_to_model"] for name in ("kb_ingest", "kb_upload", "kb_set_overview"))
     assert {n for n, t in tools.items() if t["offered_to_model"]} == {"kb_search", "kb_list", "kb_stats"}
 
 
@@ -199,3 +226,48 @@ def test_cors_allows_only_configured_origins(client_for: Any) -> None:
 def test_openapi_documents_every_route(client_for: Any) -> None:
     paths = client_for().get("/openapi.json").json()["paths"]
     assert {"/query", "/query/stream", "/ingest", "/upload", "/documents", "/tools", "/health"} <= set(paths)
+
+
+def test_the_index_lab_shows_benchmark_curves_and_compares_indexes_live(client_for: Any, tmp_path: Path) -> None:
+    results = tmp_path / "lab.json"
+    curve = {"index": "hnsw", "knob": "ef_search", "build_s": 1.5, "memory_bytes": 1000}
+    results.write_text(
+        json.dumps(
+            {
+                "created": "2026-11-30T04:00:00",
+                "datasets": [
+                    {
+                        "dataset": "toy",
+                        "n": 100,
+                        "d": 8,
+                        "curves": [
+                            {**curve, "system": "sextant", "points": [{"knob": 16, "recall": 0.9, "qps": 900.0}]},
+                            {**curve, "system": "hnswlib", "points": [{"knob": 16, "recall": 0.91, "qps": 1000.0}]},
+                        ],
+                    }
+                ],
+            }
+        )
+    )
+    client = client_for(lab_results=results)
+    client.post("/ingest", json={"documents": [{"id": "taxes", "title": "Taxes", "content": "File by April 15."}]})
+    overview = client.get("/lab").json()
+    assert overview["available"] is True
+    assert [i["index"] for i in overview["datasets"][0]["indexes"]] == ["hnsw", "hnsw · hnswlib"]
+    assert overview["datasets"][0]["indexes"][0]["points"] == [{"param": 16, "recall_at_10": 0.9, "qps": 900.0}]
+
+    response = client.post("/lab/compare", json={"query": "double shot coffee", "k": 2})
+    assert response.status_code == 200, response.text
+    compared = response.json()
+    by_index = {answer["index"]: answer for answer in compared["indexes"]}
+    assert {"flat", "hnsw", "ivfpq", "ivfpq_rerank"} <= set(by_index)
+    assert by_index["flat"]["hits"][0]["document_id"] == "espresso"
+    assert by_index["flat"]["overlap_with_exact"] == 1.0
+
+
+def test_the_index_lab_says_why_when_there_are_no_results(client_for: Any, tmp_path: Path) -> None:
+    overview = client_for(lab_results=tmp_path / "missing.json").get("/lab").json()
+    assert overview["available"] is False and "sextant-lab bench" in overview["reason"]
+    (tmp_path / "broken.json").write_text("{not json")
+    broken = client_for(lab_results=tmp_path / "broken.json").get("/lab").json()
+    assert broken["available"] is False and "cannot be read" in broken["reason"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from sextant.kb.documents import LoadedDocument
@@ -73,3 +74,50 @@ def test_an_unloadable_reranker_is_reported_once_and_search_falls_back_to_fusion
     assert not state.active and "could not be loaded" in state.detail and "fusion" in state.detail
     kb.ingest("espresso", LoadedDocument(text="Descale the espresso machine every eight weeks.", title="Espresso"))
     assert kb.search("descale espresso", k=1).hits[0].scored_by == "rrf"
+
+
+@pytest.fixture(scope="module")
+def cross_encoder_with_onnx(untrained_cross_encoder: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import shutil
+
+    from sextant.training.onnx_export import export_int8
+
+    folder = tmp_path_factory.mktemp("with-onnx") / "model"
+    shutil.copytree(untrained_cross_encoder, folder)
+    export_int8(folder)
+    return folder
+
+
+PAIRS = [
+    ("descale", "Descale every eight weeks."),
+    ("when do bees swarm", "Swarm control for bee colonies starts in May, and a queen leaves with half the bees."),
+]
+
+
+def test_a_folder_with_an_int8_export_runs_it_and_scores_like_its_torch_weights(cross_encoder_with_onnx: Path) -> None:
+    from sextant.kb.rerank import OnnxCrossEncoder, TorchCrossEncoder
+
+    reranker = Reranker(str(cross_encoder_with_onnx))
+    assert reranker.active and "onnx int8" in reranker.state.detail
+    # Pairs of different lengths, so padding is exercised; int8 weights move logits a little.
+    onnx = OnnxCrossEncoder(cross_encoder_with_onnx).logits(PAIRS)
+    torch_ = TorchCrossEncoder(str(cross_encoder_with_onnx)).logits(PAIRS)
+    assert np.allclose(onnx, torch_, atol=0.1)
+    probs = reranker.score(PAIRS[0][0], [PAIRS[0][1], "unrelated"])
+    assert probs.shape == (2,) and ((probs > 0) & (probs < 1)).all()
+
+
+def test_a_broken_onnx_file_is_reported_and_the_torch_weights_are_used(
+    cross_encoder_with_onnx: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import shutil
+
+    from sextant.kb.rerank import ONNX_INT8
+
+    folder = tmp_path / "model"
+    shutil.copytree(cross_encoder_with_onnx, folder)
+    (folder / ONNX_INT8).write_bytes(b"not an onnx model")
+    with caplog.at_level("WARNING"):
+        reranker = Reranker(str(folder))
+    assert reranker.active and "torch (its ONNX model could not be loaded" in reranker.state.detail
+    assert any("ONNX model could not be loaded" in r.getMessage() for r in caplog.records)

@@ -39,7 +39,15 @@ async def test_stdio_process_initializes_lists_ingests_and_searches(tmp_path: Pa
     async with Client(params, read_timeout_seconds=120) as client:
         assert client.server_info is not None and client.server_info.name == "sextant-kb"
         tools = {t.name for t in (await client.list_tools()).tools}
-        assert tools == {"kb_search", "kb_list", "kb_ingest", "kb_stats"}
+        assert {
+            "kb_search",
+            "kb_list",
+            "kb_ingest",
+            "kb_upload",
+            "kb_set_overview",
+            "kb_stats",
+            "kb_ann_compare",
+        } <= tools
         ingest = await client.call_tool(
             "kb_ingest",
             {"documents": [{"id": "tea", "title": "Tea", "content": "Oolong is partially oxidised, 8 to 85 percent."}]},

@@ -1,24 +1,35 @@
 """``sextant-ingest PATH… [-r] [--category C]``: add files to the knowledge base.
 
 Each file is loaded, chunked, embedded and stored on its own: a file that cannot be read is refused
-with its reason and the batch goes on. Exits 1 when anything was refused.
+with its reason and the batch goes on. Exits 1 when anything was refused. With ``SEXTANT_OVERVIEWS=on`` and a
+model configured (the agent's settings, with the ``[app]`` extras installed), it writes an overview of each
+new or changed document, stored as one more passage; ``--no-summaries`` skips that.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from sextant.kb.documents import LoadError
+from sextant.kb.documents import LoadedDocument, LoadError
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
 from sextant.kb.loaders import load_file, supported_files
 from sextant.kb.store import StoreError
+
+if TYPE_CHECKING:
+    from sextant.agent.chat import ChatModel
+
+log = logging.getLogger(__name__)
+NO_MODEL = "no model configured: storing text only, no overviews"
 
 
 @dataclass(slots=True)
@@ -31,6 +42,7 @@ class Summary:
     refused: list[tuple[str, str]] = field(default_factory=list)
     pages: int = 0
     chunks: int = 0
+    overviews: int = 0
 
     def lines(self) -> list[str]:
         files = len(self.added) + len(self.replaced) + len(self.unchanged) + len(self.refused)
@@ -38,6 +50,7 @@ class Summary:
             f"{files} files: {len(self.added)} added, {len(self.replaced)} replaced, "
             f"{len(self.unchanged)} unchanged (skipped), {len(self.refused)} refused; "
             f"{self.pages} pages, {self.chunks} chunks written"
+            + (f"; overviews: {self.overviews}" if self.overviews else "")
         ]
         out.extend(f"refused {name}: {reason}" for name, reason in self.refused)
         return out
@@ -57,7 +70,62 @@ def collect(paths: list[Path], recursive: bool, summary: Summary) -> Iterator[Pa
             summary.refused.append((str(path), "no such file"))
 
 
-def ingest_paths(kb: KnowledgeBase, files: list[Path], category: str, summary: Summary, console: Console) -> None:
+class OverviewWriter:
+    """Has the configured model write the overview of each stored document; the model is loaded at first need."""
+
+    def __init__(self) -> None:
+        self._runner = asyncio.Runner()
+        self._model: ChatModel | None = None
+        self._looked = False
+
+    def add(self, kb: KnowledgeBase, doc_id: str, doc: LoadedDocument, version: str) -> bool:
+        """Write and store the overview of ``doc``; False when there is no model or it failed (logged)."""
+        from sextant.agent.chat import ModelError
+        from sextant.agent.overviews import write_overview
+
+        if not self._looked:
+            self._looked = True
+            self._model, reason = _configured_model()
+            if self._model is None:
+                print(reason, file=sys.stderr)
+        if self._model is None:
+            return False
+        headings = [s.title for s in doc.sections]
+        try:
+            overview, _ = self._runner.run(write_overview(self._model, doc.title, doc.text, headings))
+            kb.set_overview(doc_id, overview, version=version)
+        except (ModelError, KnowledgeBaseError, StoreError) as exc:
+            log.warning("no overview for %s: %s", doc_id, exc)
+            return False
+        return True
+
+    def close(self) -> None:
+        if self._model is not None:
+            self._runner.run(self._model.aclose())
+        self._runner.close()
+
+
+def _configured_model() -> tuple[ChatModel | None, str]:
+    """The agent's configured model, or None and why not."""
+    try:
+        from sextant.agent.models.factory import build_model
+        from sextant.agent.settings import load_agent_settings
+    except ImportError:  # the [app] extras are not installed
+        return None, NO_MODEL
+    settings = load_agent_settings()
+    if settings.overviews == "off":
+        return None, "SEXTANT_OVERVIEWS=off: storing text only, no overviews"
+    return build_model(settings).model, NO_MODEL
+
+
+def ingest_paths(
+    kb: KnowledgeBase,
+    files: list[Path],
+    category: str,
+    summary: Summary,
+    console: Console,
+    overviews: OverviewWriter | None = None,
+) -> None:
     """Ingest each file, recording its outcome; one bad file never stops the batch."""
     owners: dict[str, Path] = {}
     with (
@@ -92,6 +160,9 @@ def ingest_paths(kb: KnowledgeBase, files: list[Path], category: str, summary: S
                 if outcome.status != "unchanged":
                     summary.pages += outcome.pages
                     summary.chunks += outcome.chunks
+                    if overviews is not None:
+                        bar.update(task, description=f"overview of {path.name}")
+                        summary.overviews += overviews.add(kb, doc_id, doc, outcome.version)
             bar.advance(task)
 
 
@@ -104,6 +175,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files, or folders with -r")
     parser.add_argument("-r", "--recursive", action="store_true", help="ingest supported files inside folders")
     parser.add_argument("--category", default="", help="a label stored with each document (e.g. 'manuals')")
+    parser.add_argument(
+        "--no-summaries", action="store_true", help="store text only: no model-written overview per document"
+    )
     args = parser.parse_args(argv)
 
     from sextant.kb.cli.common import open_knowledge_base
@@ -111,8 +185,13 @@ def main(argv: list[str] | None = None) -> None:
     console = Console(stderr=True)
     summary = Summary()
     files = list(collect(args.paths, args.recursive, summary))
-    with open_knowledge_base("sextant-ingest") as kb:
-        ingest_paths(kb, files, args.category, summary, console)
+    overviews = None if args.no_summaries else OverviewWriter()
+    try:
+        with open_knowledge_base("sextant-ingest") as kb:
+            ingest_paths(kb, files, args.category, summary, console, overviews)
+    finally:
+        if overviews is not None:
+            overviews.close()
     for line in summary.lines():
         print(line)
     sys.exit(1 if summary.refused else 0)

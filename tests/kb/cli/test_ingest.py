@@ -15,6 +15,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder: Embedder) -> Path:
     monkeypatch.setenv("SEXTANT_CHROMA_DIR", str(tmp_path / "store"))
+    # The checkout's models/ may hold the local model; these tests store text only.
+    monkeypatch.setenv("SEXTANT_PROVIDER", "none")
     return tmp_path / "store"
 
 

@@ -1,0 +1,1 @@
+"""Training Sextant's own cross-encoder reranker (``sextant-train-reranker``)."""

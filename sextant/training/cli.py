@@ -1,0 +1,208 @@
+"""``sextant-train-reranker``: train Sextant's own cross-encoder on BEIR-format data, offline.
+
+    sextant-train-reranker --data ../shared/data/beir/scifact --out models/reranker-scifact
+    sextant-train-reranker evaluate --model models/reranker-scifact --data ... --qrels ...
+
+Each dataset's queries are split before anything is mined: a dataset with ``qrels/dev.tsv`` trains
+on ``train.tsv`` and holds out dev; one without holds out a hashed fraction of its train queries,
+and both parts are written as qrels files under ``--splits`` for ``sextant-eval beir --qrels``.
+Hard negatives come from the product's own search over the store ``sextant-eval beir`` builds
+(``.sextant-eval/beir-<dataset>``, reused). The output folder is a sentence-transformers CrossEncoder:
+point ``SEXTANT_RERANKER`` at it. Rerunning the same command resumes from the last checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+from sextant.evals import beir
+from sextant.training.pairs import (
+    Group,
+    MiningConfig,
+    Qrels,
+    load_groups,
+    mine_groups,
+    save_groups,
+    split_qrels,
+    write_qrels,
+)
+from sextant.training.trainer import StepReport, TrainConfig
+
+
+def held_out_split(data: Path, fraction: float, splits: Path) -> tuple[Qrels, Path]:
+    """``(qrels to train on, path of the held-out qrels)`` for one BEIR folder.
+
+    Raises:
+        BeirError: the folder has no ``qrels/train.tsv``.
+    """
+    train = beir.read_qrels(data / "qrels" / "train.tsv")
+    dev = data / "qrels" / "dev.tsv"
+    if dev.is_file():
+        held_out = beir.read_qrels(dev)
+        return {q: j for q, j in train.items() if q not in held_out}, dev
+    fit, held = split_qrels(train, fraction)
+    folder = splits / data.resolve().name
+    write_qrels(folder / "fit.tsv", fit)
+    return fit, write_qrels(folder / "heldout.tsv", held)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] == "evaluate":
+        from sextant.training.heldout import main as evaluate_main
+
+        evaluate_main(args[1:])
+        return
+    ns = _parser().parse_args(args)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from sextant.kb.embeddings import quiet_model_loading
+
+    quiet_model_loading()
+    config = TrainConfig(
+        base=ns.base,
+        layers=ns.layers,
+        max_length=ns.max_length,
+        group_size=ns.group_size,
+        groups_per_step=ns.groups_per_step,
+        epochs=ns.epochs,
+        learning_rate=ns.lr,
+        max_steps=ns.max_steps,
+        checkpoint_every=ns.checkpoint_every,
+        seed=ns.seed,
+    )
+    mining = MiningConfig(
+        positives_per_query=ns.positives_per_query,
+        hard_negatives=ns.hard_negatives,
+        random_negatives=ns.random_negatives,
+        seed=ns.seed,
+    )
+    started = time.perf_counter()
+    groups: list[Group] = []
+    sources = []
+    try:
+        for data in ns.data:
+            mined, held_out = _groups_for(data, ns, mining)
+            groups += mined
+            sources.append({"dataset": data.resolve().name, "groups": len(mined), "held_out_qrels": str(held_out)})
+            _say(f"{data.resolve().name}: {len(mined)} training groups; held out: {held_out}")
+    except beir.BeirError as exc:
+        print(f"sextant-train-reranker: {exc}", file=sys.stderr)
+        raise SystemExit(2) from exc
+    if not groups:
+        print("sextant-train-reranker: no training query has a judged document in the corpus", file=sys.stderr)
+        raise SystemExit(2)
+    mined_seconds = time.perf_counter() - started
+
+    import torch
+
+    from sextant.training.trainer import train
+
+    torch.set_num_threads(ns.threads)
+    fingerprint = hashlib.sha256(json.dumps([sources, [asdict(g) for g in groups]]).encode()).hexdigest()
+    record = train(groups, config, ns.out, fingerprint=fingerprint, report=_progress(ns.log_every))
+    record.update(sources=sources, mining=asdict(mining), mining_seconds=round(mined_seconds, 1))
+    if not ns.no_onnx:
+        record["onnx_int8"] = _export(ns.out)
+    (ns.out / "sextant-training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    _say(f"trained in {record['train_seconds']:.0f} s ({record['steps']} steps); use it with SEXTANT_RERANKER={ns.out}")
+
+
+def _groups_for(data: Path, ns: argparse.Namespace, mining: MiningConfig) -> tuple[list[Group], Path]:
+    """Mined groups for one dataset (reused from an earlier run when nothing changed), and its held-out qrels."""
+    from sextant.kb.knowledge_base import KnowledgeBase
+    from sextant.settings import KbSettings
+
+    name = data.resolve().name
+    fit, held_out = held_out_split(data, ns.held_out, ns.splits)
+    if ns.limit_queries:
+        fit = {q: fit[q] for q in sorted(fit)[: ns.limit_queries]}
+    fingerprint = hashlib.sha256(json.dumps([name, sorted(fit.items()), asdict(mining)]).encode()).hexdigest()
+    cache = ns.out / f"groups-{name}.jsonl"
+    cached = load_groups(cache, fingerprint)
+    if cached is not None:
+        return cached, held_out
+    docs = {d.id: d for d in beir.read_corpus(data)}
+    queries = beir.read_queries(data)
+    # The store `sextant-eval beir` builds and reuses; documents are judged, so no per-document cap.
+    store = ns.store_root / f"beir-{name}"
+    with KnowledgeBase.open(KbSettings(chroma_dir=store, max_per_document=20)) as kb:
+        # Only missing documents: re-checking every stored one costs a full re-embed whenever the
+        # content-hash recipe changes, and mining needs the documents, not their latest chunking.
+        stored = {d.id for d in kb.documents()}
+        missing = (d for d in docs.values() if d.id not in stored)
+        beir.ingest(kb, missing, progress=lambda c: _say(f"  ingested {c} documents"))
+        groups = mine_groups(kb, docs, queries, fit, mining, progress=_mining_progress)
+    save_groups(cache, groups, fingerprint)
+    return groups, held_out
+
+
+def _export(folder: Path) -> str | None:
+    """The int8 ONNX copy the product prefers (learning/reranker.md); the torch folder works without it."""
+    from sextant.training.onnx_export import export_int8
+
+    try:
+        return str(export_int8(folder))
+    except ImportError as exc:
+        _say(f"no int8 ONNX export ({exc}): pip install 'sextant-kb[train]' and rerun; the torch model is saved")
+        return None
+
+
+def _mining_progress(done: int, total: int) -> None:
+    if done % 100 == 0 or done == total:
+        _say(f"  mined {done}/{total} queries")
+
+
+def _progress(every: int) -> Callable[[StepReport], None]:
+    started = time.perf_counter()
+
+    def report(r: StepReport) -> None:
+        if r.step % every and r.step != r.steps:
+            return
+        elapsed = time.perf_counter() - started
+        eta = elapsed / r.step * (r.steps - r.step)
+        _say(f"  step {r.step}/{r.steps}  loss {r.loss:.3f}  {r.pairs_per_second:.0f} pairs/s  eta {eta / 60:.1f} min")
+
+    return report
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _parser() -> argparse.ArgumentParser:
+    defaults, mining = TrainConfig(), MiningConfig()
+    p = argparse.ArgumentParser(
+        prog="sextant-train-reranker", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--data", type=Path, nargs="+", required=True, help="BEIR folders to train on")
+    p.add_argument("--out", type=Path, required=True, help="output CrossEncoder folder (and its checkpoint)")
+    p.add_argument("--held-out", type=float, default=0.2, help="share of train queries held out where no dev split")
+    p.add_argument("--splits", type=Path, default=Path("models/splits"), help="where split qrels files are written")
+    p.add_argument("--store-root", type=Path, default=Path(".sextant-eval"), help="folder of the beir-<name> stores")
+    p.add_argument("--base", default=defaults.base, help="sentence-transformers encoder to start from")
+    p.add_argument("--layers", type=int, default=defaults.layers, help="keep the first N transformer layers")
+    p.add_argument("--max-length", type=int, default=defaults.max_length, help="tokens per (query, passage) pair")
+    p.add_argument("--group-size", type=int, default=defaults.group_size, help="1 positive + N-1 negatives")
+    p.add_argument("--groups-per-step", type=int, default=defaults.groups_per_step)
+    p.add_argument("--epochs", type=int, default=defaults.epochs)
+    p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps")
+    p.add_argument("--lr", type=float, default=defaults.learning_rate)
+    p.add_argument("--checkpoint-every", type=int, default=defaults.checkpoint_every)
+    p.add_argument("--seed", type=int, default=defaults.seed)
+    p.add_argument("--positives-per-query", type=int, default=mining.positives_per_query)
+    p.add_argument("--hard-negatives", type=int, default=mining.hard_negatives)
+    p.add_argument("--random-negatives", type=int, default=mining.random_negatives)
+    p.add_argument("--limit-queries", type=int, default=None, help="train on the first N queries only (smoke runs)")
+    p.add_argument("--threads", type=int, default=2, help="torch threads for training")
+    p.add_argument("--no-onnx", action="store_true", help="skip the int8 ONNX export")
+    p.add_argument("--log-every", type=int, default=10, help="report every N steps")
+    return p

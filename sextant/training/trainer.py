@@ -1,0 +1,234 @@
+"""Fine-tune a cross-encoder on mined groups: one positive against hard negatives, on the CPU.
+
+The starting point is a sentence-transformers encoder (all-MiniLM-L6-v2 by default), optionally
+cut to its first ``layers`` transformer layers (cost is linear in depth), with a fresh one-logit
+head. The loss per group is the localized contrastive estimate of Gao et al., "Rethink Training of
+BERT Rerankers in Multi-Stage Retrieval Pipeline" (ECIR 2021): softmax cross-entropy of the positive
+against its group's negatives, which orders; plus binary cross-entropy on every pair, which keeps
+``sigmoid(logit)`` a usable relevance probability for the product's abstention and scores.
+
+Determinism and resumption: the order of groups and the negatives drawn for each come from
+``(seed, epoch)``, and torch is re-seeded at every step, so a run resumed from its checkpoint
+takes the same steps as one that never stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from sextant.kb.embeddings import resolve_model_path
+from sextant.training.pairs import Group
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT = "checkpoint.pt"
+TRAINING_RECORD = "sextant-training.json"
+
+
+@dataclass(frozen=True, slots=True)
+class TrainConfig:
+    base: str = "all-MiniLM-L6-v2"
+    layers: int = 2
+    max_length: int = 128
+    group_size: int = 8  # 1 positive + 7 negatives
+    groups_per_step: int = 4
+    epochs: int = 1
+    learning_rate: float = 7e-5
+    warmup: float = 0.1
+    weight_decay: float = 0.01
+    max_steps: int | None = None
+    checkpoint_every: int = 50
+    seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StepReport:
+    step: int
+    steps: int
+    loss: float
+    pairs_per_second: float
+
+
+def build_cross_encoder(base: str, layers: int | None, max_length: int) -> Any:
+    """A CrossEncoder with ``base``'s weights (first ``layers`` layers) and a fresh one-logit head.
+
+    Raises:
+        ValueError: ``layers`` is more than the base model has.
+    """
+    from sentence_transformers import CrossEncoder
+
+    model = CrossEncoder(resolve_model_path(base), num_labels=1, max_length=max_length, device="cpu")
+    encoder = _encoder_layers(model.model)
+    if layers is not None and layers != len(encoder):
+        if not 1 <= layers <= len(encoder):
+            raise ValueError(f"{base!r} has {len(encoder)} layers; cannot keep {layers}")
+        del encoder[layers:]
+        model.model.config.num_hidden_layers = layers
+    return model
+
+
+def _encoder_layers(hf_model: Any) -> Any:
+    """The list of transformer layers of a BERT-family sequence classifier."""
+    backbone = getattr(hf_model, hf_model.base_model_prefix)
+    return backbone.encoder.layer
+
+
+def steps_per_epoch(groups: int, config: TrainConfig) -> int:
+    return math.ceil(groups / config.groups_per_step)
+
+
+def total_steps(groups: int, config: TrainConfig) -> int:
+    steps = steps_per_epoch(groups, config) * config.epochs
+    return min(steps, config.max_steps) if config.max_steps else steps
+
+
+def epoch_batches(groups: Sequence[Group], config: TrainConfig, epoch: int) -> list[list[tuple[str, str, float]]]:
+    """Every step's (query, passage, label) pairs for one epoch, positive first in each group."""
+    rng = random.Random(f"{config.seed}:{epoch}")
+    order = list(range(len(groups)))
+    rng.shuffle(order)
+    batches: list[list[tuple[str, str, float]]] = []
+    for lo in range(0, len(order), config.groups_per_step):
+        pairs: list[tuple[str, str, float]] = []
+        for i in order[lo : lo + config.groups_per_step]:
+            group = groups[i]
+            negatives = _draw(rng, group.negatives, config.group_size - 1)
+            pairs.append((group.query, group.positive, 1.0))
+            pairs.extend((group.query, n, 0.0) for n in negatives)
+        batches.append(pairs)
+    return batches
+
+
+def _draw(rng: random.Random, pool: Sequence[str], n: int) -> list[str]:
+    """``n`` negatives from the pool, with repeats only when the pool is smaller than ``n``."""
+    if not pool:
+        raise ValueError("a group has no negatives; mine with a deeper search or more random negatives")
+    if len(pool) >= n:
+        return rng.sample(list(pool), n)
+    return [rng.choice(pool) for _ in range(n)]
+
+
+def train(
+    groups: Sequence[Group],
+    config: TrainConfig,
+    out: Path,
+    *,
+    fingerprint: str,
+    report: Callable[[StepReport], None] | None = None,
+) -> dict[str, Any]:
+    """Train, checkpointing into ``out``; resume from a checkpoint made with the same config and data.
+
+    Saves a sentence-transformers CrossEncoder folder in ``out`` and returns the training record.
+    """
+    import torch
+
+    torch.manual_seed(config.seed)  # the fresh head's initial weights
+    model = build_cross_encoder(config.base, config.layers, config.max_length)
+    net, tokenizer = model.model, model.tokenizer
+    steps = total_steps(len(groups), config)
+    optimiser = torch.optim.AdamW(net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
+    warmup = max(1, int(config.warmup * steps))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(1, steps - warmup)))
+    )
+    identity = {"config": asdict(config), "fingerprint": fingerprint}
+    step, seconds = _resume(out / CHECKPOINT, identity, net, optimiser, schedule)
+
+    net.train()
+    per_epoch = steps_per_epoch(len(groups), config)
+    group_size = config.group_size
+    started = time.perf_counter()
+    while step < steps:
+        epoch, offset = divmod(step, per_epoch)
+        for pairs in epoch_batches(groups, config, epoch)[offset:]:
+            if step >= steps:
+                break
+            torch.manual_seed(config.seed * 1_000_003 + step)  # dropout masks reproducible across resumes
+            tick = time.perf_counter()
+            features = tokenizer(
+                [q for q, _, _ in pairs],
+                [p for _, p, _ in pairs],
+                padding=True,
+                truncation="longest_first",
+                max_length=config.max_length,
+                return_tensors="pt",
+            )
+            logits = net(**features).logits.view(-1)  # (groups * group_size,)
+            labels = torch.tensor([label for _, _, label in pairs])
+            listwise = torch.nn.functional.cross_entropy(
+                logits.view(-1, group_size), torch.zeros(len(pairs) // group_size, dtype=torch.long)
+            )
+            pointwise = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels)
+            loss = listwise + pointwise
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            optimiser.step()
+            schedule.step()
+            optimiser.zero_grad()
+            step += 1
+            if report:
+                report(StepReport(step, steps, loss.item(), len(pairs) / (time.perf_counter() - tick)))
+            if step % config.checkpoint_every == 0 and step < steps:
+                elapsed = seconds + time.perf_counter() - started
+                _checkpoint(out / CHECKPOINT, identity, step, elapsed, net, optimiser, schedule)
+    seconds += time.perf_counter() - started
+
+    net.eval()
+    model.save(str(out))
+    record = {
+        **identity,
+        "groups": len(groups),
+        "steps": steps,
+        "pairs_seen": steps * config.groups_per_step * group_size,
+        "train_seconds": round(seconds, 1),
+        "torch_threads": torch.get_num_threads(),
+    }
+    (out / TRAINING_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    (out / CHECKPOINT).unlink(missing_ok=True)
+    return record
+
+
+def _checkpoint(path: Path, identity: dict[str, Any], step: int, seconds: float, *state: Any) -> None:
+    import torch
+
+    net, optimiser, schedule = state
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    torch.save(
+        {
+            "identity": json.dumps(identity, sort_keys=True),
+            "step": step,
+            "seconds": seconds,
+            "model": net.state_dict(),
+            "optimiser": optimiser.state_dict(),
+            "schedule": schedule.state_dict(),
+        },
+        tmp,
+    )
+    tmp.replace(path)
+
+
+def _resume(path: Path, identity: dict[str, Any], *state: Any) -> tuple[int, float]:
+    """``(step, seconds so far)`` from a matching checkpoint, else ``(0, 0.0)``."""
+    import torch
+
+    if not path.is_file():
+        return 0, 0.0
+    saved = torch.load(path, map_location="cpu", weights_only=True)
+    if saved["identity"] != json.dumps(identity, sort_keys=True):
+        log.warning("ignoring %s: it was made with another configuration or other training data", path)
+        return 0, 0.0
+    net, optimiser, schedule = state
+    net.load_state_dict(saved["model"])
+    optimiser.load_state_dict(saved["optimiser"])
+    schedule.load_state_dict(saved["schedule"])
+    log.info("resuming from step %d of a checkpoint in %s", saved["step"], path.parent)
+    return int(saved["step"]), float(saved["seconds"])

@@ -1,0 +1,58 @@
+"""sextant-eval-agent's grading, through the real loop and a real sextant-kb process (scripted model)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+
+from sextant.agent.models.scripted import ScriptedModel, ScriptedTurn, search_call
+from sextant.evals.agent_eval import answer_summary, ask_all, grade_runs, judge_rows, write_jsonl
+from sextant.evals.golden import Question, Target
+from sextant.evals.judge_cli import judge_file
+from sextant.kb.documents import LoadedDocument, PageSpan
+from sextant.kb.embeddings import Embedder
+from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.settings import KbSettings
+
+pytestmark = pytest.mark.slow
+
+ESPRESSO = "A double shot of espresso uses 18 grams of finely ground coffee."
+TAXES = "Sales tax returns are filed quarterly, by the 20th day of the second month."
+
+
+def test_the_agent_is_graded_on_what_its_searches_returned_and_how_it_cited(tmp_path: Path, embedder: Embedder) -> None:
+    store = tmp_path / "store"
+    with KnowledgeBase.open(KbSettings(chroma_dir=store, _env_file=None), embedder=embedder) as kb:  # type: ignore[call-arg]
+        for doc_id, text in (("espresso", ESPRESSO), ("taxes", TAXES)):
+            kb.ingest(doc_id, LoadedDocument(text=text, title=doc_id, pages=(PageSpan(0, len(text), 1, "1"),)))
+    questions = [
+        Question("q1", "How much coffee in a double?", True, (Target("espresso", 1, None, ""),), "fact"),
+        Question("q2", "What is lattice QCD?", False, (), "unanswerable"),
+    ]
+    model = ScriptedModel(
+        [
+            ScriptedTurn(tool_calls=(search_call("double espresso coffee grams"),)),
+            ScriptedTurn(text="A double uses 18 grams of coffee [1]. It tastes strong and bitter [9]."),
+            ScriptedTurn(tool_calls=(search_call("lattice quantum chromodynamics"),)),
+            ScriptedTurn(text="The documents do not answer this question."),
+        ]
+    )
+    seen: list[str] = []
+    runs = anyio.run(ask_all, questions, model, store, "off", lambda n, run: seen.append(run.question.id))
+    assert seen == ["q1", "q2"]
+
+    report = grade_runs("agent", runs)
+    assert report.metrics["hit@1"] == 1.0  # the espresso passage was the first one numbered
+    summary = answer_summary(runs)
+    assert summary["dangling_labels"] == 1 and summary["label_validity"] == 0.5
+    assert summary["abstained_on_unanswerable"] == 1.0 and summary["abstained_on_answerable"] == 0.0
+
+    answers = tmp_path / "answers.jsonl"
+    write_jsonl(answers, judge_rows(runs))
+    rows = [json.loads(line) for line in answers.read_text().splitlines()]
+    assert rows[0]["passages"]["1"] == ESPRESSO and "[9]" not in rows[0]["answer"]
+    lines, failed = judge_file(answers)
+    assert failed == 1 and "uncited claim" in lines[0]  # the second claim lost its only label
