@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Set up, load the sample corpus into the knowledge base, and ask it a question over MCP.
+# Set up (the local model included), load the sample corpus, and ask the agent a question: the local
+# model answers from the real sextant-kb process, citing page and passage. No key, nothing paid.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/sextant-ingest -r eval/corpus/documents
-.venv/bin/python scripts/ask.py "${1:-How often should the espresso machine be descaled?}"
+.venv/bin/sextant-ask "${1:-How often should the espresso machine be descaled?}"

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { CORPUS, FRONTEND, UPLOADED, startStack } from "./harness.mjs";
+import { CORPUS, FRONTEND, LAB_RESULTS, UPLOADED, startStack } from "./harness.mjs";
 
 const ARTIFACTS = path.join(FRONTEND, "e2e", "artifacts");
 const WAIT = { timeout: 120_000 }; // the machine may be shared; answers come from real retrieval
@@ -142,15 +142,49 @@ test("reload and find the conversation, its answers and citations intact", () =>
     await page.keyboard.press("Escape");
   }));
 
-test("the command palette, the keyboard map and the Index Lab's unavailable state", () =>
-  step("palette", async () => {
+test("the command palette opens the Index Lab: the committed benchmark curves, then one query through every index", () =>
+  step("lab", async () => {
     await page.keyboard.press("Control+k");
     const box = page.getByRole("combobox", { name: "Type a command" });
     await box.waitFor();
     await box.fill("index lab");
     await page.keyboard.press("Enter");
-    await page.getByTestId("lab-unavailable").waitFor(WAIT);
-    assert.match(await page.getByTestId("lab-page").innerText(), /404/);
+    const lab = page.getByTestId("lab-page");
+    await lab.waitFor();
+
+    // GET /lab answers with the checkout's learning/ann-lab.json: one chart per dataset, ours and the references apart.
+    const committed = JSON.parse(readFileSync(LAB_RESULTS, "utf8"));
+    await page.getByTestId("lab-dataset").first().waitFor(WAIT);
+    assert.equal(await page.getByTestId("lab-unavailable").count(), 0);
+    const datasets = await page.getByTestId("lab-dataset").evaluateAll((cards) => cards.map((c) => c.dataset.dataset));
+    assert.deepEqual(datasets, committed.datasets.map((d) => d.dataset));
+    const first = committed.datasets[0];
+    const chart = page.getByTestId("lab-chart").first();
+    assert.equal(await chart.getByTestId("lab-curve").count(), first.curves.length);
+    assert.equal(await chart.getByRole("img").count(), 1);
+    const legend = await chart.getByTestId("lab-legend-item").evaluateAll((items) => items.map((i) => [i.textContent, i.dataset.system]));
+    assert.ok(legend.some(([name, system]) => name === "hnsw" && system === "sextant"), "ours is in the legend");
+    assert.ok(legend.some(([name, system]) => name === "hnsw · hnswlib" && system === "hnswlib"), "hnswlib is in the legend");
+    assert.ok(legend.some(([name, system]) => name === "hnsw · faiss" && system === "faiss"), "faiss is in the legend");
+    assert.equal(await chart.getByTestId("lab-table").locator("tbody tr").count(), first.curves.length);
+
+    // POST /lab/compare over the e2e store: every index answers with hits, with latency and overlap shown.
+    await page.getByRole("textbox", { name: "Query to compare" }).fill("How often should the espresso machine be descaled?");
+    await page.getByRole("button", { name: "Compare" }).click();
+    await page.getByTestId("lab-comparison").waitFor(WAIT);
+    const answers = page.getByTestId("lab-answer");
+    const names = await answers.evaluateAll((els) => els.map((e) => e.dataset.index));
+    for (const index of ["chroma", "flat", "hnsw", "ivfpq", "ivfpq_rerank"]) assert.ok(names.includes(index), `${index} answered (got ${names})`);
+    for (let i = 0; i < (await answers.count()); i++) {
+      const answer = answers.nth(i);
+      const hits = await answer.getByTestId("lab-hit").count();
+      assert.ok(hits >= 1, `${names[i]} returned hits`);
+      assert.match(await answer.innerText(), /ms · \d+% overlap/);
+    }
+    const exact = answers.and(page.locator('[data-index="flat"]'));
+    assert.match(await exact.innerText(), /100% overlap/);
+    assert.match(await exact.getByTestId("lab-hit").first().innerText(), /espresso/);
+
     await page.keyboard.press("?");
     await page.getByRole("heading", { name: "Keyboard shortcuts" }).waitFor();
     await page.keyboard.press("Escape");

@@ -13,6 +13,8 @@ export const FRONTEND = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 export const REPO = path.resolve(FRONTEND, "..");
 export const CORPUS = path.join(REPO, "eval", "corpus", "documents");
 export const UPLOADED = "lighthouse-history.pdf";
+/** The Index Lab's committed benchmark results, which GET /lab serves (the agent's default in a checkout). */
+export const LAB_RESULTS = path.join(REPO, "learning", "ann-lab.json");
 const VENV_BIN = path.resolve(REPO, process.env.SEXTANT_VENV ?? ".venv", "bin");
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
@@ -73,6 +75,7 @@ export async function startStack() {
     TRANSFORMERS_OFFLINE: "1",
     TOKENIZERS_PARALLELISM: "false",
     XDG_DATA_HOME: path.join(work, "data"), // the agent's spend file, away from the user's
+    SEXTANT_LAB_RESULTS: LAB_RESULTS, // the default in a checkout; named so a stray setting cannot change it
   };
   const ingest = spawnSync(path.join(VENV_BIN, "sextant-ingest"), ["-r", corpus], {
     env: { ...process.env, ...env },

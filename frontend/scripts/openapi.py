@@ -1,8 +1,8 @@
 """Write the agent's OpenAPI schema, plus its SSE event models, to frontend/openapi.json.
 
-The app produces its schema without starting (no knowledge base, no model). `/query/stream` answers
-text/event-stream, which OpenAPI cannot type, so the event models are added under
-components/schemas as `AgentEvent` and its members; `openapi-typescript` then types both.
+The app produces its schema without starting (no knowledge base, no model); it declares the SSE
+event models of `/query/stream` under components/schemas as `AgentEvent` and its members, so
+`openapi-typescript` types both.
 
     python frontend/scripts/openapi.py            # rewrite frontend/openapi.json
     python frontend/scripts/openapi.py --check    # exit 1 when the committed file is stale
@@ -15,24 +15,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from sextant.agent.app import create_app
-from sextant.agent.events import AgentEvent
 from sextant.agent.settings import AgentSettings
 
 TARGET = Path(__file__).resolve().parents[1] / "openapi.json"
 
 
 def schema() -> dict[str, Any]:
-    app = create_app(AgentSettings(_env_file=None))  # type: ignore[call-arg]
-    spec = app.openapi()
-    events = TypeAdapter(AgentEvent).json_schema(ref_template="#/components/schemas/{model}")
-    schemas = spec.setdefault("components", {}).setdefault("schemas", {})
-    for name, definition in events.pop("$defs", {}).items():
-        schemas.setdefault(name, definition)
-    schemas["AgentEvent"] = events
-    return spec
+    return create_app(AgentSettings(_env_file=None)).openapi()  # type: ignore[call-arg]
 
 
 def main(argv: list[str]) -> int:

@@ -2,7 +2,7 @@
 import { BookOpen, Command as CommandIcon, FileUp, FlaskConical, Keyboard, Menu, MessageSquare } from "lucide-react";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { getDocuments } from "@/api/client";
-import type { DocumentInfo, Passage } from "@/api/types";
+import type { DocumentEntry, Passage } from "@/api/types";
 import { HealthBanner } from "@/components/Banners";
 import { CommandPalette, ShortcutsDialog, type Command } from "@/components/CommandPalette";
 import { Composer } from "@/components/Composer";
@@ -61,7 +61,7 @@ export function App() {
   const [palette, setPalette] = useState(false);
   const [shortcuts, setShortcuts] = useState(false);
   const [drawer, setDrawer] = useState<"conversations" | "sources" | null>(null);
-  const [documents, setDocuments] = useState<DocumentInfo[] | null>(null);
+  const [documents, setDocuments] = useState<DocumentEntry[] | null>(null);
   const [firstRun, setFirstRun] = useState(() => !window.localStorage.getItem(FIRST_RUN_KEY));
   const [loadingSample, setLoadingSample] = useState(false);
   const inputRef = useRef<HTMLTextAreaElement>(null);

@@ -17,6 +17,19 @@ CITATION = re.compile(MARKER.pattern + _NOT_LINK)
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?:\s*(?:\[\d{1,4}(?:\s*,\s*\d{1,4})*\]))*\s+|\n+")
 
 
+# Phrases by which an answer says the documents do not answer the question.
+_NOT_ANSWERED = re.compile(
+    r"\b(?:(?:do(?:es)?|did) not|don't|doesn't|cannot|can't|could not|no)\b[^.]{0,60}?"
+    r"\b(?:answer|mention|cover|contain|say|state|include|information|passage|document)",
+    re.IGNORECASE,
+)
+
+
+def says_not_answered(text: str) -> bool:
+    """Whether ``text`` says the documents do not answer the question."""
+    return bool(_NOT_ANSWERED.search(text))
+
+
 @dataclass(frozen=True)
 class CitationReport:
     text: str

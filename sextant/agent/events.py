@@ -53,6 +53,10 @@ class CitationSummary(BaseModel):
     labels_total: int
     labels_valid: int
     dangling: list[int] = Field(description="Labels that named no passage the model was shown; removed.")
+    unsourced: list[str] = Field(
+        default_factory=list,
+        description="Structured statements dropped because they cited no passage the model was shown.",
+    )
 
 
 class Verification(BaseModel):

@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,8 @@ class LabDataset(BaseModel):
 
 
 class LabOverview(BaseModel):
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
     available: bool
     reason: str = Field(default="", description="Why not, when unavailable.")
     created: str | None = None
@@ -60,13 +62,14 @@ class LabHit(BaseModel):
 class LabAnswer(BaseModel):
     index: str
     hits: list[LabHit]
-    latency_ms: float
-    build_s: float
-    overlap_with_exact: float
+    latency_ms: float = Field(description="Search time only (building is reported apart).")
+    build_s: float = Field(description="Time to build this index over the store's vectors (0 for Chroma's).")
+    overlap_with_exact: float = Field(description="Share of exact search's top k this index also returned.")
 
 
 class LabComparison(BaseModel):
     query: str
+    k: int
     vectors: int
     indexes: list[LabAnswer]
 
@@ -103,6 +106,7 @@ def comparison(structured: dict[str, Any]) -> LabComparison:
     """``kb_ann_compare``'s result in the page's shape."""
     return LabComparison(
         query=structured["query"],
+        k=structured["k"],
         vectors=structured["vectors"],
         indexes=[
             LabAnswer(

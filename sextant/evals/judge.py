@@ -11,14 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from sextant.agent.citations import claims_in, labels_in
-
-# Phrases by which an answer says the documents do not answer the question.
-ABSTAIN = re.compile(
-    r"\b(?:(?:do(?:es)?|did) not|don't|doesn't|cannot|can't|could not|no)\b[^.]{0,60}?"
-    r"\b(?:answer|mention|cover|contain|say|state|include|information|passage|document)",
-    re.IGNORECASE,
-)
+from sextant.agent.citations import claims_in, labels_in, says_not_answered
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +33,7 @@ def check_citations(answer: str, shown: Mapping[int, str]) -> CitationReport:
     """Check ``answer`` against the passages ``shown`` to the model, keyed by their number."""
     cited = sorted(set(labels_in(answer)))
     unresolved = [n for n in cited if n not in shown]
-    abstained = bool(ABSTAIN.search(answer)) and not cited
+    abstained = says_not_answered(answer) and not cited
     uncited = [s for s in claims_in(answer) if not labels_in(s) and _states_something(s)]
     return CitationReport(cited=cited, unresolved=unresolved, uncited_sentences=uncited, abstained=abstained)
 

@@ -10,7 +10,7 @@ import pytest
 from sextant.agent.chat import GroundingSupport, ModelError, Statement, ToolCall, Usage, WebSource
 from sextant.agent.events import AgentEvent, AnswerEvent, CitationEvent, SourcesEvent, ToolCallEvent, ToolResultEvent
 from sextant.agent.kb_client import KbClient
-from sextant.agent.loop import MAX_TURNS, AgentLoop, HistoryItem
+from sextant.agent.loop import MAX_TURNS, NOT_ANSWERED, AgentLoop, HistoryItem
 from sextant.agent.models.scripted import ScriptedModel, ScriptedTurn, search_call
 from sextant.agent.passages import Passage
 from sextant.kb.knowledge_base import KnowledgeBase
@@ -224,7 +224,8 @@ async def test_a_local_model_is_made_to_search_and_its_statements_get_markers(kb
             assert choices[0] == ("kb_search", "prose") and choices[1] == ("none", "statements")
         answer = answer_of(events)
         assert "18 grams of coffee [1]" in answer.text
-        assert answer.citations.dangling == [99]
+        # A statement that rests on no passage shown is dropped, not printed without its citation.
+        assert "Hi" not in answer.text and answer.citations.unsourced == ["Hi"]
         # The answer turn sees the passages and the question in one message, and may cite only those shown.
         final = model.requests[-1]
         assert [type(m).__name__ for m in final.messages] == ["UserText"]
@@ -277,3 +278,20 @@ async def test_web_sources_share_the_numbering_and_grounded_spans_get_labels(kb:
         assert len(web) == 1 and web[0].label == max(p.label for p in sources)
         answer = answer_of(events)
         assert f"Italy[{web[0].label}]." in answer.text
+
+
+async def test_a_structured_answer_with_no_sourced_statement_says_the_documents_do_not_answer(
+    kb: KnowledgeBase,
+) -> None:
+    async with open_kb(kb) as kb_tools:
+        model = ScriptedModel(
+            [
+                ScriptedTurn(tool_calls=(search_call("capital of Mongolia"),)),
+                ScriptedTurn(tool_calls=(search_call("Mongolia capital city"),)),
+                ScriptedTurn(statements=(Statement("The capital of Mongolia is Ulaanbaatar.", ()),)),
+            ],
+            calls_tools_itself=False,
+        )
+        answer = answer_of(await collect(AgentLoop(kb_tools, model, verify="off").run("Capital of Mongolia?")))
+        assert answer.text == NOT_ANSWERED
+        assert answer.citations.unsourced == ["The capital of Mongolia is Ulaanbaatar."]

@@ -1,6 +1,6 @@
 /** The agent's HTTP API, typed by the generated schema. Errors carry the server's own message. */
 import { apiBase } from "./config";
-import type { DocumentInfo, Health, IngestResponse, PageText } from "./types";
+import type { DocumentEntry, DocumentsResponse, Health, IngestResponse, PageText } from "./types";
 
 export class ApiError extends Error {
   constructor(
@@ -44,9 +44,8 @@ async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
 
 export const getHealth = (signal?: AbortSignal) => getJson<Health>("/health", signal);
 
-export async function getDocuments(signal?: AbortSignal): Promise<DocumentInfo[]> {
-  const body = await getJson<{ documents?: DocumentInfo[] }>("/documents", signal);
-  return body.documents ?? [];
+export async function getDocuments(signal?: AbortSignal): Promise<DocumentEntry[]> {
+  return (await getJson<DocumentsResponse>("/documents", signal)).documents;
 }
 
 export const getPage = (documentId: string, page: number, signal?: AbortSignal) =>

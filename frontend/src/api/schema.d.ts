@@ -84,6 +84,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/lab": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Lab
+         * @description The Index Lab's benchmark curves: recall@10 against queries per second, per index and library.
+         */
+        get: operations["lab_lab_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/lab/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lab Compare
+         * @description The same query through every index over this knowledge base's vectors, side by side.
+         */
+        post: operations["lab_compare_lab_compare_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/query": {
         parameters: {
             query?: never;
@@ -246,6 +286,63 @@ export interface components {
             /** Labels Valid */
             labels_valid: number;
         };
+        /** CompareRequest */
+        CompareRequest: {
+            /**
+             * K
+             * @default 5
+             */
+            k: number;
+            /** Query */
+            query: string;
+        };
+        /**
+         * DocumentEntry
+         * @description One document as ``kb_list`` reports it (extra fields the knowledge base adds pass through).
+         */
+        DocumentEntry: {
+            /**
+             * About
+             * @default
+             */
+            about: string;
+            /**
+             * Chunks
+             * @default 0
+             */
+            chunks: number;
+            /** Id */
+            id: string;
+            /**
+             * Overview
+             * @default
+             */
+            overview: string;
+            /**
+             * Pages
+             * @default 0
+             */
+            pages: number;
+            /**
+             * Source
+             * @default
+             */
+            source: string;
+            /** Title */
+            title: string;
+            /**
+             * Uri
+             * @default
+             */
+            uri: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** DocumentsResponse */
+        DocumentsResponse: {
+            /** Documents */
+            documents: components["schemas"]["DocumentEntry"][];
+        };
         /** DoneEvent */
         DoneEvent: {
             /** Elapsed Ms */
@@ -350,6 +447,109 @@ export interface components {
              */
             version: string;
         };
+        /** LabAnswer */
+        LabAnswer: {
+            /**
+             * Build S
+             * @description Time to build this index over the store's vectors (0 for Chroma's).
+             */
+            build_s: number;
+            /** Hits */
+            hits: components["schemas"]["LabHit"][];
+            /** Index */
+            index: string;
+            /**
+             * Latency Ms
+             * @description Search time only (building is reported apart).
+             */
+            latency_ms: number;
+            /**
+             * Overlap With Exact
+             * @description Share of exact search's top k this index also returned.
+             */
+            overlap_with_exact: number;
+        };
+        /** LabComparison */
+        LabComparison: {
+            /** Indexes */
+            indexes: components["schemas"]["LabAnswer"][];
+            /** K */
+            k: number;
+            /** Query */
+            query: string;
+            /** Vectors */
+            vectors: number;
+        };
+        /** LabDataset */
+        LabDataset: {
+            /** Dimension */
+            dimension: number;
+            /** Indexes */
+            indexes: components["schemas"]["LabIndex"][];
+            /** Name */
+            name: string;
+            /** Vectors */
+            vectors: number;
+        };
+        /** LabHit */
+        LabHit: {
+            /** Chunk Id */
+            chunk_id: string;
+            /** Document Id */
+            document_id: string;
+            /** Rank */
+            rank: number;
+            /**
+             * Score
+             * @description Exact cosine of query and chunk.
+             */
+            score: number;
+        };
+        /** LabIndex */
+        LabIndex: {
+            /** Build S */
+            build_s: number;
+            /**
+             * Index
+             * @description The index, and for reference systems the library: 'hnsw', 'hnsw · hnswlib'.
+             */
+            index: string;
+            /** Knob */
+            knob: string;
+            /** Memory Bytes */
+            memory_bytes: number;
+            /** Points */
+            points: components["schemas"]["LabPoint"][];
+            /** System */
+            system: string;
+        };
+        /** LabOverview */
+        LabOverview: {
+            /** Available */
+            available: boolean;
+            /** Created */
+            created: string | null;
+            /** Datasets */
+            datasets: components["schemas"]["LabDataset"][];
+            /**
+             * Reason
+             * @description Why not, when unavailable.
+             * @default
+             */
+            reason: string;
+        };
+        /** LabPoint */
+        LabPoint: {
+            /**
+             * Param
+             * @description The knob's value (ef_search, nprobe), or '-' for exact search.
+             */
+            param: number | string;
+            /** Qps */
+            qps: number;
+            /** Recall At 10 */
+            recall_at_10: number;
+        };
         /** ModelHealth */
         ModelHealth: {
             /**
@@ -368,6 +568,15 @@ export interface components {
              * @description Whether the last call reached it; null before the first call.
              */
             reachable: boolean | null;
+        };
+        /** PageText */
+        PageText: {
+            /** Document Id */
+            document_id: string;
+            /** Page */
+            page: number;
+            /** Text */
+            text: string;
         };
         /**
          * Passage
@@ -663,9 +872,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["DocumentsResponse"];
                 };
             };
         };
@@ -688,9 +895,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["PageText"];
                 };
             };
             /** @description Validation Error */
@@ -757,6 +962,59 @@ export interface operations {
             };
         };
     };
+    lab_lab_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LabOverview"];
+                };
+            };
+        };
+    };
+    lab_compare_lab_compare_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompareRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LabComparison"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     query_query_post: {
         parameters: {
             query?: never;
@@ -803,13 +1061,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Server-sent events. */
+            /** @description Server-sent events: each frame's `event:` is the `event` field of its JSON `data:`. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": unknown;
+                    "text/event-stream": components["schemas"]["AgentEvent"];
                 };
             };
             /** @description Validation Error */

@@ -31,16 +31,15 @@ export const EVENT_NAMES: readonly EventName[] = [
   "error",
 ];
 
-export interface DocumentInfo {
-  id: string;
-  title?: string;
-  chunks?: number;
-  pages?: number | null;
-  [key: string]: unknown;
-}
+export type DocumentEntry = S["DocumentEntry"];
+export type DocumentsResponse = S["DocumentsResponse"];
+export type PageText = S["PageText"];
 
-export interface PageText {
-  document_id: string;
-  page: number;
-  text: string;
-}
+export type LabOverview = S["LabOverview"];
+export type LabDataset = S["LabDataset"];
+export type LabIndex = S["LabIndex"];
+export type LabPoint = S["LabPoint"];
+export type LabComparison = S["LabComparison"];
+export type LabAnswer = S["LabAnswer"];
+export type LabHit = S["LabHit"];
+export type CompareRequest = S["CompareRequest"];

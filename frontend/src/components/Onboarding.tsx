@@ -1,6 +1,6 @@
 /** The empty conversation: first-run welcome, then "load the sample corpus" or "try a question". */
 import { BookOpen, FileUp, Lightbulb, X } from "lucide-react";
-import type { DocumentInfo } from "@/api/types";
+import type { DocumentEntry } from "@/api/types";
 import { Button } from "./ui/button";
 import { Card, CardContent, CardHeader, CardTitle } from "./ui/card";
 import { Skeleton } from "./ui/skeleton";
@@ -14,7 +14,7 @@ export const SAMPLE_QUESTIONS = [
 interface OnboardingProps {
   firstRun: boolean;
   onDismiss: () => void;
-  documents: DocumentInfo[] | null;
+  documents: DocumentEntry[] | null;
   loadingSample: boolean;
   onLoadSample: () => void;
   onUpload: () => void;

@@ -1,41 +1,22 @@
-/**
- * The Index Lab API. NOT in the agent yet: these shapes are what the lead expects it to return, so
- * this file (and only this file) changes when it lands; regenerate openapi.json and switch the
- * types below to the generated ones then. Until `GET /lab` answers, the page says "unavailable".
- */
+/** The Index Lab API (`GET /lab`, `POST /lab/compare`), typed by the generated schema. */
 import { errorFrom } from "@/api/client";
 import { apiBase } from "@/api/config";
+import type { CompareRequest, LabComparison, LabDataset, LabOverview } from "@/api/types";
 
-export interface LabPoint {
-  param: string | number;
-  recall_at_10: number;
-  qps: number;
-}
-export interface LabIndex {
-  index: string;
-  points: LabPoint[];
-}
-export interface LabDataset {
-  name: string;
-  indexes: LabIndex[];
-}
-export interface LabOverview {
-  available: boolean;
-  datasets: LabDataset[];
-}
-export interface LabHit {
-  rank: number;
-  chunk_id: string;
-  score: number;
-}
-export interface LabComparison {
-  indexes: { index: string; hits: LabHit[]; latency_ms: number }[];
-}
+export type { LabAnswer, LabComparison, LabDataset, LabHit, LabIndex, LabOverview, LabPoint } from "@/api/types";
 
 export type LabState =
   | { state: "loading" }
   | { state: "unavailable"; why: string }
-  | { state: "ready"; overview: LabOverview };
+  | { state: "ready"; created: string | null; datasets: LabDataset[] };
+
+/** What the page shows for an overview: the agent's own reason when it has none to show. */
+export function labState(overview: LabOverview): LabState {
+  const datasets = overview.datasets;
+  if (!overview.available) return { state: "unavailable", why: overview.reason || "the agent says the Index Lab is not available" };
+  if (datasets.length === 0) return { state: "unavailable", why: "the agent's benchmark results hold no datasets" };
+  return { state: "ready", created: overview.created ?? null, datasets };
+}
 
 export async function getLab(signal?: AbortSignal): Promise<LabState> {
   let response: Response;
@@ -45,18 +26,18 @@ export async function getLab(signal?: AbortSignal): Promise<LabState> {
     if ((error as Error).name === "AbortError") throw error;
     return { state: "unavailable", why: `cannot reach the agent at ${apiBase()}` };
   }
-  if (response.status === 404) return { state: "unavailable", why: "this agent has no Index Lab API yet (GET /lab answered 404)" };
+  if (response.status === 404) return { state: "unavailable", why: "this agent has no Index Lab API (GET /lab answered 404)" };
   if (!response.ok) return { state: "unavailable", why: (await errorFrom(response)).message };
-  const overview = (await response.json()) as LabOverview;
-  if (!overview.available) return { state: "unavailable", why: "the agent says the Index Lab is not available" };
-  return { state: "ready", overview };
+  return labState((await response.json()) as LabOverview);
 }
 
-export async function compare(query: string): Promise<LabComparison> {
+export async function compare(query: string, k = 5, signal?: AbortSignal): Promise<LabComparison> {
+  const body: CompareRequest = { query, k };
   const response = await fetch(`${apiBase()}/lab/compare`, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ query }),
+    body: JSON.stringify(body),
+    signal,
   });
   if (!response.ok) throw await errorFrom(response);
   return (await response.json()) as LabComparison;

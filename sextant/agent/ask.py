@@ -1,0 +1,68 @@
+"""``sextant-ask QUESTION``: one question through the agent in the terminal.
+
+The same path as the HTTP API: the configured model (the local one when no key is set), the real
+``sextant-kb`` process over stdio, the loop with numbered passages and checked citations. The answer
+streams as it is written; the cited sources follow, each with its page and section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import anyio
+
+from sextant.agent.events import AnswerEvent, SourcesEvent, TokenEvent, ToolCallEvent, ToolResultEvent
+from sextant.agent.kb_client import KbClient, stdio_server
+from sextant.agent.loop import AgentLoop
+from sextant.agent.models.factory import build_model
+from sextant.agent.passages import Passage
+from sextant.agent.settings import AgentSettings, load_agent_settings
+from sextant.logs import configure_logging
+
+
+async def ask(question: str, settings: AgentSettings) -> int:
+    choice = build_model(settings)
+    print(f"model: {choice.detail}", file=sys.stderr)
+    passages: list[Passage] = []
+    answer: AnswerEvent | None = None
+    async with KbClient(stdio_server(settings.kb_command)) as kb:
+        loop = AgentLoop(kb, choice.model, verify=settings.verify, max_output_tokens=settings.max_output_tokens)
+        try:
+            async for event in loop.run(question):
+                if isinstance(event, ToolCallEvent):
+                    print(f"· {event.name} {event.arguments.get('query', '')!r}", file=sys.stderr)
+                elif isinstance(event, ToolResultEvent):
+                    print(f"  {event.summary}", file=sys.stderr)
+                elif isinstance(event, TokenEvent) and choice.model is not None:
+                    print(event.text, end="", flush=True)
+                elif isinstance(event, SourcesEvent):
+                    passages = event.passages
+                elif isinstance(event, AnswerEvent):
+                    answer = event
+        finally:
+            if choice.model is not None:
+                await choice.model.aclose()
+    if answer is None:
+        print("no answer", file=sys.stderr)
+        return 1
+    # The streamed draft may have held labels that were then removed: print the checked answer as the record.
+    print(f"\n\n{answer.text}\n" if choice.model is not None else f"{answer.text}\n")
+    cited = {p.label for p in passages if f"[{p.label}]" in answer.text}
+    for passage in passages:
+        if passage.label in cited:
+            print(f"[{passage.label}] {passage.citation()}  ({passage.uri})")
+    if answer.citations.dangling:
+        print(f"removed labels that named no passage shown: {answer.citations.dangling}", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="sextant-ask", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("question", help="the question, in quotes")
+    args = parser.parse_args(argv)
+    settings = load_agent_settings()
+    configure_logging("WARNING" if settings.log_level == "INFO" else settings.log_level, settings.log_format)
+    sys.exit(anyio.run(ask, args.question, settings))
