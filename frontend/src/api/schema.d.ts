@@ -285,6 +285,11 @@ export interface components {
             labels_total: number;
             /** Labels Valid */
             labels_valid: number;
+            /**
+             * Unsourced
+             * @description Structured statements dropped because they cited no passage the model was shown.
+             */
+            unsourced?: string[];
         };
         /** CompareRequest */
         CompareRequest: {
