@@ -16,7 +16,7 @@ import anyio
 from sextant.evals.agent_eval import AgentRun, answer_summary, ask_all, grade_runs, judge_rows, write_jsonl
 from sextant.evals.cli import golden_sets
 from sextant.evals.golden import load_golden
-from sextant.evals.harness import ingest_corpus, table
+from sextant.evals.harness import evaluate, ingest_corpus, table
 from sextant.evals.judge_cli import judge_file
 
 
@@ -38,13 +38,15 @@ def main(argv: list[str] | None = None) -> None:
     gs = golden_sets(args.eval_dir)[args.set]
     store = args.store / gs.name
     # Ingest in this process first (unchanged documents are skipped), then let the subprocess own the store.
-    with KnowledgeBase.open(KbSettings(chroma_dir=store)) as kb:
-        refused = ingest_corpus(kb, gs.corpus)
-    if refused:
-        print("refused while ingesting: " + "; ".join(refused), file=sys.stderr)
     questions = load_golden(gs.golden)
     if args.limit and args.limit < len(questions):
         questions = random.Random(args.seed).sample(questions, args.limit)
+    with KnowledgeBase.open(KbSettings(chroma_dir=store)) as kb:
+        refused = ingest_corpus(kb, gs.corpus)
+        # The reference row: the product's search with each question verbatim, on the same sample.
+        direct = evaluate(kb, questions, ("hybrid",))[0]
+    if refused:
+        print("refused while ingesting: " + "; ".join(refused), file=sys.stderr)
 
     settings = load_agent_settings()
     choice = build_model(settings)
@@ -74,10 +76,11 @@ def main(argv: list[str] | None = None) -> None:
         "model": choice.detail,
         "seconds": round(elapsed, 1),
         "retrieval": report.as_json(),
+        "retrieval_question_as_query": direct.as_json(),
         "answers": answer_summary(runs),
         "judge": {"passed": len(judge_lines) - judge_failed, "failed": judge_failed},
     }
-    print(table([report], f"{gs.name}: {len(questions)} questions through the agent"))
+    print(table([direct, report], f"{gs.name}: {len(questions)} questions, searched directly and through the agent"))
     print(json.dumps(summary["answers"], indent=2))
     print(f"sextant-judge: {summary['judge']['passed']} passed, {judge_failed} failed ({answers_path})")
     (args.out / f"report-{gs.name}.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
