@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # Build and test the browser interface, as CI does: the API schema is current, npm ci, type-check,
 # Vitest, production build, then Playwright end to end in Debian's Chromium against the real agent
-# server and sextant-kb on the committed corpus (no model: answers are excerpts, which still cite).
-# Exits non-zero on the first failure. Needs Node 20+ and npm; installs Chromium with apt if missing.
+# server and sextant-kb. Two e2e files, each with its own agent, store and ports:
+#   e2e/app.e2e.mjs          no model (SEXTANT_PROVIDER=none: answers are excerpts, which still cite),
+#                            the committed corpus: ask, cite, upload a PDF, reload, Index Lab, phone width;
+#   e2e/local-model.e2e.mjs  the real local model (SEXTANT_PROVIDER=local, smollm2-135m-instruct from
+#                            models/, one thread, SEXTANT_VERIFY=off) over the espresso manual: a written
+#                            answer, the forced kb_search in the trace, [n] opening a page-labelled passage.
+# Exits non-zero on the first failure. Needs Node 20+ and npm, and the SmolLM2 file that setup.sh
+# fetches (sextant-models fetch); installs Chromium with apt if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
@@ -43,7 +49,7 @@ npm test --silent
 step "build"
 npm run --silent build >/dev/null
 
-step "end to end (Playwright, Chromium, real agent + sextant-kb)"
+step "end to end (Playwright, Chromium, real agent + sextant-kb: no model, then the local model)"
 npm run --silent e2e
 echo
 echo "test_frontend: all passed"

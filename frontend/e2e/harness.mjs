@@ -1,6 +1,7 @@
 // Real processes for the end-to-end tests: a temporary store holding the committed corpus (less one
-// PDF, which the test uploads through the page), the agent server (which starts the real sextant-kb
-// subprocess itself), the static server for frontend/dist, and Debian's Chromium.
+// PDF, which the test uploads through the page) or a chosen few of its documents, the agent server
+// (which starts the real sextant-kb subprocess itself) with no model or the local one, the static
+// server for frontend/dist, and Debian's Chromium.
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -15,6 +16,16 @@ export const CORPUS = path.join(REPO, "eval", "corpus", "documents");
 export const UPLOADED = "lighthouse-history.pdf";
 /** The Index Lab's committed benchmark results, which GET /lab serves (the agent's default in a checkout). */
 export const LAB_RESULTS = path.join(REPO, "learning", "ann-lab.json");
+/** The models folder that scripts/setup.sh fills (`sextant-models fetch`); SEXTANT_MODELS_DIR overrides. */
+export const MODELS_DIR = path.resolve(process.env.SEXTANT_MODELS_DIR ?? path.join(REPO, "models"));
+/** The local model's settings for the agent: the smallest known model, one thread, no verification pass. */
+export const LOCAL_MODEL = {
+  SEXTANT_PROVIDER: "local",
+  SEXTANT_LOCAL_MODEL: "smollm2-135m-instruct",
+  SEXTANT_MODELS_DIR: MODELS_DIR,
+  SEXTANT_THREADS: "1",
+  SEXTANT_VERIFY: "off",
+};
 const VENV_BIN = path.resolve(REPO, process.env.SEXTANT_VENV ?? ".venv", "bin");
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
@@ -55,7 +66,12 @@ function start(command, args, env, cwd) {
   return { child, log: () => output };
 }
 
-export async function startStack() {
+/**
+ * Start the stack. `documents`: the corpus files to ingest (default: all but UPLOADED). `model`: the
+ * agent's model settings (default: SEXTANT_PROVIDER=none, so answers are excerpts; LOCAL_MODEL for
+ * the local llama.cpp model).
+ */
+export async function startStack({ documents = null, model = { SEXTANT_PROVIDER: "none" } } = {}) {
   for (const tool of ["sextant-agent", "sextant-ingest"]) {
     if (!existsSync(path.join(VENV_BIN, tool))) throw new Error(`no ${tool} in ${VENV_BIN}: run 'bash scripts/setup.sh' first`);
   }
@@ -66,11 +82,12 @@ export async function startStack() {
   const store = path.join(work, "store");
   const corpus = path.join(work, "corpus");
   mkdirSync(corpus);
-  for (const name of readdirSync(CORPUS)) if (name !== UPLOADED) cpSync(path.join(CORPUS, name), path.join(corpus, name));
+  const chosen = documents ?? readdirSync(CORPUS).filter((name) => name !== UPLOADED);
+  for (const name of chosen) cpSync(path.join(CORPUS, name), path.join(corpus, name));
 
   const env = {
     SEXTANT_CHROMA_DIR: store,
-    SEXTANT_PROVIDER: "none",
+    ...model,
     HF_HUB_OFFLINE: "1",
     TRANSFORMERS_OFFLINE: "1",
     TOKENIZERS_PARALLELISM: "false",
