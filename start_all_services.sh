@@ -16,6 +16,7 @@ LOG_DIR=${LOG_DIR:-.sextant-logs}
 mkdir -p "$LOG_DIR"
 
 pids=()
+# shellcheck disable=SC2317  # reached through the traps below, which shellcheck does not follow
 stop_all() {
     local code=$?
     trap - EXIT INT TERM

@@ -9,6 +9,7 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 .venv/bin/ruff format --check .
 .venv/bin/mypy
 .venv/bin/python eval/check_golden.py
+bash scripts/validate_deploy.sh
 # The browser interface first: its build is what start_all_services.sh serves in the Python tests.
 bash scripts/test_frontend.sh
 .venv/bin/python -m pytest "$@"

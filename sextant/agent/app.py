@@ -22,7 +22,7 @@ from typing import Annotated, Any
 from fastapi import Depends, FastAPI, File, HTTPException, Request, UploadFile
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from limits import RateLimitItemPerSecond
 from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import MovingWindowRateLimiter
@@ -56,6 +56,7 @@ from sextant.agent.kb_client import KbClient, KbUnavailable, stdio_server
 from sextant.agent.lab import CompareRequest, LabComparison, LabOverview, comparison, read_overview
 from sextant.agent.loop import AgentLoop, HistoryItem
 from sextant.agent.models.factory import ModelChoice, build_model
+from sextant.agent.ops import Metrics, ProxyGate, TimedModel, TimedTools
 from sextant.agent.overviews import write_overview
 from sextant.agent.passages import Passage
 from sextant.agent.settings import AgentSettings
@@ -79,6 +80,7 @@ class AgentState:
     budget: DailyBudget
     limiter: MovingWindowRateLimiter
     rate: RateLimitItemPerSecond
+    metrics: Metrics
     model_reachable: bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -97,6 +99,7 @@ def create_app(
     """Build the app. ``kb_server`` and ``model`` replace what the settings would start (tests pass
     an in-memory server or the scripted model); by default the app spawns ``sextant-kb`` itself."""
     settings = settings or AgentSettings()
+    metrics = Metrics(settings.daily_budget_usd)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -109,6 +112,7 @@ def create_app(
                 budget=budget or DailyBudget(settings.daily_budget_usd, default_data_path("agent") / "spend.json"),
                 limiter=MovingWindowRateLimiter(MemoryStorage()),
                 rate=RateLimitItemPerSecond(settings.rate_limit, settings.rate_window),
+                metrics=metrics,
             )
             log.info("agent ready: %s; knowledge base has %d tools", choice.detail, len(kb.tools))
             try:
@@ -124,6 +128,9 @@ def create_app(
         lifespan=lifespan,
         max_body_size=MAX_BODY_BYTES,
     )
+    if settings.proxy_secret is not None:
+        # Innermost: a refusal still gets CORS headers and a request id from the layers outside it.
+        app.add_middleware(ProxyGate, secret=settings.proxy_secret.get_secret_value())
     app.add_middleware(
         CORSMiddleware,
         allow_origins=settings.origins(),
@@ -132,6 +139,8 @@ def create_app(
         expose_headers=["X-Request-ID", "Retry-After"],
     )
     app.add_middleware(RequestContext)
+    # Outermost, so refusals (403, 429) and failures are counted too.
+    app.add_middleware(metrics.middleware)
     _routes(app)
     app.openapi = partial(_openapi_with_events, app)  # type: ignore[method-assign]
     return app
@@ -187,8 +196,8 @@ Budgeted = Depends(within_budget)
 
 def _loop(state: AgentState) -> AgentLoop:
     return AgentLoop(
-        state.kb,
-        state.model,
+        TimedTools(state.kb, state.metrics),
+        TimedModel(state.model, state.metrics) if state.model is not None else None,
         budget=state.budget,
         verify=state.settings.verify,
         web_search=state.settings.web_search == "on",
@@ -346,6 +355,12 @@ def _routes(app: FastAPI) -> None:
             )
             for t in state.kb.tools.values()
         ]
+
+    @app.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}})
+    async def metrics(state: State) -> Response:
+        """Prometheus text format: requests by route and status, latencies by stage, today's spend."""
+        state.metrics.spent_today.set(state.budget.spent())
+        return Response(state.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
     @app.get("/health")
     async def health(state: State) -> Health:

@@ -78,6 +78,11 @@ class AgentSettings(BaseSettings):
         description="The Index Lab's benchmark JSON (written by sextant-lab bench) shown on the UI's Index Lab "
         "page. Default: learning/ann-lab.json in a checkout, else the user-data folder.",
     )
+    proxy_secret: SecretStr | None = Field(
+        default=None,
+        description="When set, every request but /health must carry it in X-Sextant-Proxy-Secret (the reverse "
+        "proxy adds it), so the port cannot be used around the proxy's TLS and authentication.",
+    )
     kb_command: str | None = Field(
         default=None,
         description="Command that starts the knowledge-base MCP server. Default: the sextant-kb installed "
@@ -92,6 +97,16 @@ class AgentSettings(BaseSettings):
         if value and not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
         return value or None
+
+    @field_validator("proxy_secret", mode="before")
+    @classmethod
+    def _secret_is_long_or_unset(cls, value: object) -> object:
+        # Compose passes an unset variable as ""; that means no proxy, not an empty secret.
+        if isinstance(value, str) and not value.strip():
+            return None
+        if isinstance(value, str) and len(value) < 16:
+            raise ValueError("must be at least 16 characters (e.g. `openssl rand -hex 24`)")
+        return value
 
     def origins(self) -> list[str]:
         return [o.strip() for o in self.allowed_origins.split(",") if o.strip()]

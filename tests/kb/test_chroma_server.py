@@ -1,4 +1,4 @@
-"""The knowledge base against a real Chroma server process (SEXTANT_CHROMA_URL), not the embedded store."""
+"""The knowledge base on the embedded store and on a real Chroma server process (SEXTANT_CHROMA_URL), same test."""
 
 from __future__ import annotations
 
@@ -55,24 +55,32 @@ def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-def test_ingest_search_replace_and_forget_through_a_chroma_server(
-    chroma_url: str, tmp_path: Path, embedder: Embedder
-) -> None:
-    settings = KbSettings(chroma_url=chroma_url, chroma_dir=tmp_path, _env_file=None)  # type: ignore[call-arg]
-    with KnowledgeBase.open(settings, embedder=embedder) as kb:
-        _ingest_replace_forget(kb, chroma_url)
-    # A second client of the same server sees the same corpus (its BM25 cache is rebuilt from it).
-    other_settings = KbSettings(chroma_url=chroma_url, chroma_dir=tmp_path / "other", _env_file=None)  # type: ignore[call-arg]
-    with KnowledgeBase.open(other_settings, embedder=embedder) as other:
-        assert [d.id for d in other.documents()] == ["tea"]
-        assert other.search("green tea oxidation", mode="lexical", abstain=False).hits[0].document_id == "tea"
+@pytest.fixture(params=["embedded", "server"])
+def store_settings(request: pytest.FixtureRequest, tmp_path: Path) -> KbSettings:
+    """The same knowledge base on the embedded store and on a real ``chroma run`` server."""
+    url = request.getfixturevalue("chroma_url") if request.param == "server" else None
+    return KbSettings(chroma_url=url, chroma_dir=tmp_path / "store", _env_file=None)  # type: ignore[call-arg]
 
 
-def _ingest_replace_forget(kb: KnowledgeBase, chroma_url: str) -> None:
-    assert kb.stats().store == chroma_url
+def test_ingest_search_replace_and_forget_on_either_store(store_settings: KbSettings, embedder: Embedder) -> None:
+    with KnowledgeBase.open(store_settings, embedder=embedder) as kb:
+        _ingest_replace_forget(kb, store_settings.chroma_url or str(store_settings.store_dir()))
+    # A second client of the same store, with its own BM25 cache, sees the same corpus (the cache is rebuilt).
+    other = store_settings.model_copy(update={"chroma_dir": store_settings.store_dir().parent / "other"})
+    if store_settings.chroma_url is None:
+        other = store_settings  # an embedded store has one folder: reopen it, from its saved BM25 index
+    with KnowledgeBase.open(other, embedder=embedder) as reopened:
+        assert [d.id for d in reopened.documents()] == ["tea"]
+        assert reopened.search("green tea oxidation", mode="lexical", abstain=False).hits[0].document_id == "tea"
+        reopened.forget("tea")  # the module's server is shared by the tests that follow
+
+
+def _ingest_replace_forget(kb: KnowledgeBase, store: str) -> None:
+    assert kb.stats().store == store
     kb.ingest("tea", LoadedDocument(text="Oolong is partially oxidised, between 8 and 85 percent.", title="Tea"))
     kb.ingest("bees", LoadedDocument(text="Swarm control starts in May by adding supers.", title="Bees"))
     assert kb.search("how oxidised is oolong", k=1).hits[0].document_id == "tea"
     kb.ingest("tea", LoadedDocument(text="Green tea is not oxidised at all.", title="Tea"))
     assert kb.stats().chunks == 2
     assert kb.forget("bees") == 1
+    assert kb.stats().chunks == kb.stats().lexical_chunks == 1
