@@ -8,6 +8,7 @@ streams as it is written; the cited sources follow, each with its page and secti
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import anyio
@@ -26,6 +27,7 @@ async def ask(question: str, settings: AgentSettings) -> int:
     print(f"model: {choice.detail}", file=sys.stderr)
     passages: list[Passage] = []
     answer: AnswerEvent | None = None
+    streamed: list[str] = []
     async with KbClient(stdio_server(settings.kb_command)) as kb:
         loop = AgentLoop(kb, choice.model, verify=settings.verify, max_output_tokens=settings.max_output_tokens)
         try:
@@ -35,6 +37,7 @@ async def ask(question: str, settings: AgentSettings) -> int:
                 elif isinstance(event, ToolResultEvent):
                     print(f"  {event.summary}", file=sys.stderr)
                 elif isinstance(event, TokenEvent) and choice.model is not None:
+                    streamed.append(event.text)
                     print(event.text, end="", flush=True)
                 elif isinstance(event, SourcesEvent):
                     passages = event.passages
@@ -46,8 +49,13 @@ async def ask(question: str, settings: AgentSettings) -> int:
     if answer is None:
         print("no answer", file=sys.stderr)
         return 1
-    # The streamed draft may have held labels that were then removed: print the checked answer as the record.
-    print(f"\n\n{answer.text}\n" if choice.model is not None else f"{answer.text}\n")
+    if choice.model is None:
+        print(f"{answer.text}\n")
+    elif answer.text != "".join(streamed).strip():
+        # The check removed labels or marked statements: the checked answer is the record.
+        print(f"\n\nChecked answer:\n{answer.text}\n")
+    else:
+        print("\n")
     cited = {p.label for p in passages if f"[{p.label}]" in answer.text}
     for passage in passages:
         if passage.label in cited:
@@ -63,6 +71,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("question", help="the question, in quotes")
     args = parser.parse_args(argv)
+    # The knowledge-base process inherits this environment: its routine INFO lines would interleave the answer.
+    os.environ.setdefault("SEXTANT_LOG_LEVEL", "WARNING")
     settings = load_agent_settings()
-    configure_logging("WARNING" if settings.log_level == "INFO" else settings.log_level, settings.log_format)
+    configure_logging(settings.log_level, settings.log_format)
     sys.exit(anyio.run(ask, args.question, settings))

@@ -1,0 +1,37 @@
+"""sextant-ask in the terminal: the real loop and the real sextant-kb process (no model: excerpts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from sextant.agent.ask import ask
+from sextant.agent.settings import AgentSettings
+from sextant.kb.documents import LoadedDocument, PageSpan
+from sextant.kb.embeddings import Embedder
+from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.settings import KbSettings
+
+pytestmark = pytest.mark.slow
+
+TEXT = "Descale the espresso machine every eight weeks with a citric acid solution."
+
+
+def test_ask_prints_the_answer_and_the_cited_sources_with_their_pages(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "store"
+    with KnowledgeBase.open(KbSettings(chroma_dir=store, _env_file=None), embedder=embedder) as kb:  # type: ignore[call-arg]
+        kb.ingest(
+            "espresso", LoadedDocument(text=TEXT, title="Espresso care", pages=(PageSpan(0, len(TEXT), 4, "iv"),))
+        )
+    monkeypatch.setenv("SEXTANT_CHROMA_DIR", str(store))  # read by the sextant-kb subprocess
+    settings = AgentSettings(_env_file=None, provider="none")  # type: ignore[call-arg]
+
+    assert anyio.run(ask, "How often should I descale the espresso machine?", settings) == 0
+
+    out = capsys.readouterr().out
+    assert out.startswith("**Excerpts, not a written answer**") and "eight weeks" in out
+    assert "[1] Espresso care, p. iv  (kb://documents/espresso/pages/4)" in out
