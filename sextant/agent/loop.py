@@ -31,7 +31,7 @@ from sextant.agent.chat import (
     Usage,
     UserText,
 )
-from sextant.agent.citations import MARKER, MarkerScanner, check, labels_in, says_not_answered
+from sextant.agent.citations import MARKER, CitationReport, MarkerScanner, check, labels_in, says_not_answered
 from sextant.agent.events import (
     AgentEvent,
     AnswerEvent,
@@ -244,14 +244,7 @@ class AgentLoop:
             text=final.text,
             mode="model",
             model=model.name,
-            citations=CitationSummary(
-                claims=final.claims,
-                claims_cited=final.claims_cited,
-                labels_total=report.labels_total,
-                labels_valid=report.labels_valid,
-                dangling=list(report.dangling),
-                unsourced=run.unsourced,
-            ),
+            citations=_citation_summary(final, report, run.unsourced),
             verification=verification,
             usage=_usage_info(run.usage),
             turns=run.turns,
@@ -403,13 +396,7 @@ class AgentLoop:
             text=report.text,
             mode="excerpts",
             reason=reason,
-            citations=CitationSummary(
-                claims=report.claims,
-                claims_cited=report.claims_cited,
-                labels_total=report.labels_total,
-                labels_valid=report.labels_valid,
-                dangling=list(report.dangling),
-            ),
+            citations=_citation_summary(report, report, []),
             verification=Verification(checked=False, note="excerpts are quoted, not written"),
             usage=_usage_info(run.usage),
             turns=run.turns,
@@ -445,6 +432,18 @@ def _summary(structured: dict[str, Any]) -> str:
     if "documents" in structured:
         return f"{len(structured['documents'])} documents"
     return ", ".join(f"{k}={v}" for k, v in list(structured.items())[:4])[:300]
+
+
+def _citation_summary(answer: CitationReport, draft: CitationReport, unsourced: list[str]) -> CitationSummary:
+    """Claims counted in the final ``answer``; labels as the ``draft`` held them, before dangling ones went."""
+    return CitationSummary(
+        claims=answer.claims,
+        claims_cited=answer.claims_cited,
+        labels_total=draft.labels_total,
+        labels_valid=draft.labels_valid,
+        dangling=list(draft.dangling),
+        unsourced=unsourced,
+    )
 
 
 def _usage_info(usage: Usage) -> UsageInfo:
