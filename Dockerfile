@@ -40,13 +40,14 @@ COPY learning/ann-lab.json /opt/sextant/learning/ann-lab.json
 # Re-check the hash in this layer as root: the verification record is keyed to the file's mtime, which a
 # copy between stages need not keep, and the unprivileged user could not rewrite it at first load.
 RUN /opt/venv/bin/sextant-models --models-dir /opt/sextant/models list
-# Everything that changes lives under /data (one volume): the Chroma store with its BM25 cache, and the
-# day's spend (platformdirs puts it under XDG_DATA_HOME). The models stay in the image, outside the volume.
+# Everything that changes lives under /data (one volume): the Chroma store with its BM25 cache and its
+# workspaces, and the agent's records (the day's spend, the workspace book), which must survive a restart together. The models stay in the image, outside the volume.
 # hadolint ignore=DL3064
 ENV PATH=/opt/venv/bin:$PATH \
     HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false \
     XDG_DATA_HOME=/data \
     SEXTANT_CHROMA_DIR=/data/chroma_db \
+    SEXTANT_STATE_DIR=/data/agent \
     SEXTANT_MODELS_DIR=/opt/sextant/models \
     SEXTANT_LAB_RESULTS=/opt/sextant/learning/ann-lab.json \
     SEXTANT_HOST=0.0.0.0 \

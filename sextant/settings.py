@@ -33,6 +33,13 @@ class KbSettings(BaseSettings):
         default=None,
         description="URL of a running Chroma server (e.g. http://localhost:8001); replaces the local store.",
     )
+    lexical_refresh_s: float = Field(
+        default=2.0,
+        ge=0,
+        le=3600,
+        description="Seconds between a search's checks that the BM25 (and ANN) cache still matches the store, "
+        "which other clients may have written; 0 = check before every search.",
+    )
     chunk_tokens: int = Field(
         default=200, ge=32, le=8192, description="Target chunk size in the embedder's own tokens."
     )
@@ -53,6 +60,23 @@ class KbSettings(BaseSettings):
     )
     log_format: Literal["text", "json"] = Field(default="text", description="Log line format on stderr.")
     threads: int = Field(default=1, ge=1, le=64, description="CPU threads for embedding and reranking.")
+    parse_timeout_s: float = Field(
+        default=20.0, gt=0, le=3600, description="Seconds one file may take to parse (in a worker process)."
+    )
+    parse_memory_mb: int = Field(
+        default=768,
+        ge=512,
+        le=1 << 20,
+        description="Address space of the parsing worker, in MiB (Linux); a file that needs more is refused.",
+    )
+    max_file_bytes: int = Field(
+        default=10 * 1024 * 1024, ge=1, le=1 << 32, description="Largest file that is parsed, in bytes."
+    )
+    max_pdf_pages: int = Field(default=2000, ge=1, le=1_000_000, description="Most pages of a PDF.")
+    max_document_chars: int = Field(
+        default=5_000_000, ge=1, le=1 << 31, description="Most characters of text in one document."
+    )
+    max_chunks_per_document: int = Field(default=10_000, ge=1, le=1_000_000, description="Most chunks of one document.")
     ann_index: Literal["chroma", "flat", "hnsw", "ivfpq", "ivfpq_rerank"] = Field(
         default="chroma",
         description="Which index serves dense retrieval: Chroma's own, or one of the Index Lab's (kept beside "
@@ -69,6 +93,23 @@ class KbSettings(BaseSettings):
     )
     ann_oversample: int = Field(
         default=8, ge=1, le=100, description="ivfpq_rerank: candidates re-scored exactly, as a multiple of k."
+    )
+    kb_http_host: str = Field(default="127.0.0.1", description="sextant-kb --http: address to bind.")
+    kb_http_port: int = Field(default=8765, ge=0, le=65535, description="sextant-kb --http: port; 0 picks a free one.")
+    kb_http_origins: str = Field(
+        default="", description="sextant-kb --http: comma-separated browser origins allowed; others get 403."
+    )
+    kb_tokens_file: Path | None = Field(
+        default=None,
+        description="Bearer tokens of sextant-kb --http (hashes). Default: kb-tokens.json beside the store.",
+    )
+    kb_public_url: str | None = Field(
+        default=None,
+        description="sextant-kb --http: the /mcp endpoint's URL as clients reach it (behind a proxy); "
+        "default: from each request.",
+    )
+    kb_authorization_servers: str = Field(
+        default="", description="sextant-kb --http: comma-separated OAuth issuers named in the resource metadata."
     )
 
     def ann_params(self) -> dict[str, int]:
@@ -87,6 +128,13 @@ class KbSettings(BaseSettings):
     def _url_has_scheme(cls, value: str | None) -> str | None:
         if value and not value.startswith(("http://", "https://")):
             raise ValueError("SEXTANT_CHROMA_URL must start with http:// or https://")
+        return value or None
+
+    @field_validator("kb_public_url")
+    @classmethod
+    def _public_url_has_scheme(cls, value: str | None) -> str | None:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("SEXTANT_KB_PUBLIC_URL must start with http:// or https://, e.g. https://kb.example/mcp")
         return value or None
 
     @field_validator("reranker", mode="before")

@@ -97,6 +97,9 @@ class Health(BaseModel):
     answers: Literal["model", "excerpts"]
     budget_usd: float
     spent_today_usd: float
+    workspaces: bool = Field(
+        False, description="Each caller works in a private, expiring workspace: POST /workspaces, then send its token."
+    )
 
 
 class DocumentEntry(BaseModel):
@@ -122,3 +125,27 @@ class PageText(BaseModel):
     document_id: str
     page: int
     text: str
+
+
+class WorkspaceLimits(BaseModel):
+    documents: int = Field(description="Most documents in the workspace (SEXTANT_WORKSPACE_DOCUMENTS).")
+    questions: int = Field(description="Most questions the workspace may ask (SEXTANT_WORKSPACE_QUESTIONS).")
+    file_mb: int = Field(description="Largest file an upload may carry, in MB.")
+
+
+class WorkspaceInfo(BaseModel):
+    """A private workspace: its documents are seen and searched by the holder of its token alone."""
+
+    expires_at: float = Field(description="When it and its documents are deleted (Unix time, seconds).")
+    questions_asked: int
+    limits: WorkspaceLimits
+
+
+class WorkspaceCreated(WorkspaceInfo):
+    token: str = Field(description="Bearer token for every later request (Authorization: Bearer …). Shown once.")
+
+
+class WorkspaceDeleted(BaseModel):
+    status: Literal["deleted", "deleting"] = Field(
+        description="deleting: a request still running in it finishes first; it is gone within about 30 s."
+    )

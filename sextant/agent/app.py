@@ -7,7 +7,9 @@ each MCP call the request makes.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import json
 import logging
 import re
@@ -17,12 +19,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, File, HTTPException, Request, UploadFile
+from fastapi import Depends, FastAPI, File, HTTPException, Request, Response, UploadFile
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import Response, StreamingResponse
+from fastapi.responses import StreamingResponse
 from limits import RateLimitItemPerSecond
 from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import MovingWindowRateLimiter
@@ -40,6 +43,10 @@ from sextant.agent.api import (
     QueryRequest,
     QueryResponse,
     ToolInfo,
+    WorkspaceCreated,
+    WorkspaceDeleted,
+    WorkspaceInfo,
+    WorkspaceLimits,
 )
 from sextant.agent.budget import DailyBudget
 from sextant.agent.chat import ChatModel
@@ -52,7 +59,7 @@ from sextant.agent.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from sextant.agent.kb_client import KbClient, KbUnavailable, stdio_server
+from sextant.agent.kb_client import KbClient, KbUnavailable, current_workspace, stdio_server
 from sextant.agent.lab import CompareRequest, LabComparison, LabOverview, comparison, read_overview
 from sextant.agent.loop import AgentLoop, HistoryItem
 from sextant.agent.models.factory import ModelChoice, build_model
@@ -60,6 +67,7 @@ from sextant.agent.ops import Metrics, ProxyGate, TimedModel, TimedTools
 from sextant.agent.overviews import write_overview
 from sextant.agent.passages import Passage
 from sextant.agent.settings import AgentSettings
+from sextant.agent.workspaces import LimitReached, Workspace, WorkspaceBook
 from sextant.logs import request_id as current_request_id
 from sextant.settings import default_data_path
 
@@ -70,6 +78,8 @@ MAX_UPLOAD_FILES = 20
 # Every other body is JSON; byte-capped even when the client sends no Content-Length.
 MAX_BODY_BYTES = 25 * 1024 * 1024
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+# How often expired workspaces are looked for: one is gone within this long after its last request ends.
+SWEEP_S = 10.0
 
 
 @dataclass
@@ -81,8 +91,13 @@ class AgentState:
     limiter: MovingWindowRateLimiter
     rate: RateLimitItemPerSecond
     metrics: Metrics
+    workspaces: WorkspaceBook | None = None
+    questions_today: DailyBudget | None = None
+    uploads_today: DailyBudget | None = None
     model_reachable: bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # One writer per workspace at a time, so the documents limit cannot be raced past.
+    writers: dict[str, asyncio.Lock] = field(default_factory=dict)
 
     @property
     def model(self) -> ChatModel | None:
@@ -95,29 +110,48 @@ def create_app(
     kb_server: Any = None,
     model: ModelChoice | None = None,
     budget: DailyBudget | None = None,
+    state_dir: Path | None = None,
 ) -> FastAPI:
     """Build the app. ``kb_server`` and ``model`` replace what the settings would start (tests pass
-    an in-memory server or the scripted model); by default the app spawns ``sextant-kb`` itself."""
+    an in-memory server or the scripted model); by default the app spawns ``sextant-kb`` itself.
+    ``state_dir`` holds the spend record and the workspace book (default: the user-data folder)."""
     settings = settings or AgentSettings()
     metrics = Metrics(settings.daily_budget_usd)
+    state_dir = state_dir or (settings.state_dir.expanduser() if settings.state_dir else default_data_path("agent"))
+    workspaces_on = settings.workspaces == "on"
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         choice = model or build_model(settings)
-        async with KbClient(kb_server if kb_server is not None else stdio_server(settings.kb_command)) as kb:
-            app.state.agent = AgentState(
+        kb_args = ["--workspace-ttl", str(settings.workspace_ttl)] if workspaces_on else []
+        server = kb_server if kb_server is not None else stdio_server(settings.kb_command, kb_args)
+        async with KbClient(server) as kb:
+            state = AgentState(
                 settings=settings,
                 kb=kb,
                 choice=choice,
-                budget=budget or DailyBudget(settings.daily_budget_usd, default_data_path("agent") / "spend.json"),
+                budget=budget or DailyBudget(settings.daily_budget_usd, state_dir / "spend.json"),
                 limiter=MovingWindowRateLimiter(MemoryStorage()),
                 rate=RateLimitItemPerSecond(settings.rate_limit, settings.rate_window),
                 metrics=metrics,
             )
+            if workspaces_on:
+                state.workspaces = WorkspaceBook(
+                    state_dir / "workspaces.json", ttl_s=settings.workspace_ttl, max_active=settings.max_workspaces
+                )
+                # Counts, not dollars: the same capped, persisted daily tally as the spend.
+                state.questions_today = DailyBudget(settings.daily_questions, state_dir / "questions-today.json")
+                state.uploads_today = DailyBudget(settings.daily_uploads, state_dir / "uploads-today.json")
+            app.state.agent = state
             log.info("agent ready: %s; knowledge base has %d tools", choice.detail, len(kb.tools))
+            sweeper = asyncio.create_task(_sweep_forever(state)) if workspaces_on else None
             try:
                 yield
             finally:
+                if sweeper is not None:
+                    sweeper.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await sweeper
                 if choice.model is not None:
                     await choice.model.aclose()
 
@@ -134,8 +168,8 @@ def create_app(
     app.add_middleware(
         CORSMiddleware,
         allow_origins=settings.origins(),
-        allow_methods=["GET", "POST"],
-        allow_headers=["Content-Type", "X-Request-ID"],
+        allow_methods=["GET", "POST", "DELETE"],
+        allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
         expose_headers=["X-Request-ID", "Retry-After"],
     )
     app.add_middleware(RequestContext)
@@ -190,8 +224,117 @@ async def within_budget(state: State) -> None:
         )
 
 
+async def workspace_scope(request: Request, state: State) -> AsyncIterator[Workspace | None]:
+    """With workspaces on: the caller's workspace, from its bearer token, for every MCP call this request makes.
+
+    The workspace counts as busy until the response (a stream included) has been sent, so it is never
+    deleted under a running request.
+    """
+    book = state.workspaces
+    if book is None:
+        yield None
+        return
+    workspace = _bearer_workspace(request, book)
+    book.begin(workspace)
+    current_workspace.set(workspace.id)
+    try:
+        yield workspace
+    finally:
+        book.end(workspace)
+
+
+Scoped = Annotated[Workspace | None, Depends(workspace_scope)]
+
+
+def _bearer_workspace(request: Request, book: WorkspaceBook) -> Workspace:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    workspace = book.resolve(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+    if workspace is None:
+        raise HTTPException(
+            401,
+            "a workspace token is required (Authorization: Bearer …); create a workspace with POST /workspaces. "
+            "An expired or deleted workspace's token no longer opens anything.",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    return workspace
+
+
+async def question_allowed(state: State, workspace: Scoped) -> None:
+    """Count the question against its workspace and the day (workspaces on)."""
+    if workspace is None or state.workspaces is None or state.questions_today is None:
+        return
+    settings = state.settings
+    try:
+        if state.questions_today.exhausted():
+            raise LimitReached("SEXTANT_DAILY_QUESTIONS", settings.daily_questions, "today's questions are used up")
+        state.workspaces.count_question(workspace, settings.workspace_questions)
+    except LimitReached as exc:
+        raise _refusal(exc, retry_after=state.questions_today.seconds_until_reset()) from exc
+    state.questions_today.add(1)
+
+
+async def ingest_allowed(state: State, workspace: Scoped, adding: int) -> None:
+    """Refuse an ingest or upload that would pass the workspace's documents limit or the day's uploads."""
+    if workspace is None or state.uploads_today is None:
+        return
+    settings = state.settings
+    if state.uploads_today.spent() + adding > settings.daily_uploads:
+        exc = LimitReached("SEXTANT_DAILY_UPLOADS", settings.daily_uploads, "today's uploads are used up")
+        raise _refusal(exc, retry_after=state.uploads_today.seconds_until_reset())
+    held = len((await _kb_call(state, "kb_list", {})).get("documents", []))
+    if held + adding > settings.workspace_documents:
+        exc = LimitReached(
+            "SEXTANT_WORKSPACE_DOCUMENTS",
+            settings.workspace_documents,
+            f"this workspace holds {held} documents; delete the workspace or start a new one",
+        )
+        raise _refusal(exc, status=409)
+
+
+def _refusal(exc: LimitReached, *, status: int = 429, retry_after: int | None = None) -> HTTPException:
+    headers = {"Retry-After": str(retry_after)} if retry_after else None
+    return HTTPException(status, str(exc), headers=headers)
+
+
+def _writer(state: AgentState, workspace: Workspace | None) -> asyncio.Lock:
+    return state.writers.setdefault(workspace.id if workspace else "", asyncio.Lock())
+
+
+async def sweep(state: AgentState) -> int:
+    """Delete every expired or closed workspace that no request is using; how many went."""
+    if state.workspaces is None:
+        return 0
+    dropped = 0
+    for workspace in state.workspaces.due():
+        token = current_workspace.set(workspace.id)
+        try:
+            outcome = await state.kb.call("kb_drop_workspace", {})
+        except KbUnavailable as exc:
+            log.error("cannot delete workspace %s yet: %s", workspace.id[:8], exc)
+            continue
+        finally:
+            current_workspace.reset(token)
+        if not outcome.ok:
+            log.error("cannot delete workspace %s yet: %s", workspace.id[:8], outcome.text)
+            continue
+        state.workspaces.remove(workspace)
+        state.writers.pop(workspace.id, None)
+        dropped += 1
+    return dropped
+
+
+async def _sweep_forever(state: AgentState) -> None:
+    while True:
+        try:
+            await sweep(state)
+        except Exception:  # the sweep must outlive one bad pass; the next one retries
+            log.exception("workspace sweep failed")
+        await asyncio.sleep(SWEEP_S)
+
+
 Limited = Depends(rate_limited)
 Budgeted = Depends(within_budget)
+Asking = Depends(question_allowed)
 
 
 def _loop(state: AgentState) -> AgentLoop:
@@ -216,7 +359,35 @@ async def _run(state: AgentState, body: QueryRequest) -> AsyncIterator[AgentEven
 
 
 def _routes(app: FastAPI) -> None:
-    @app.post("/query", dependencies=[Limited, Budgeted])
+    @app.post("/workspaces", dependencies=[Limited], status_code=201)
+    async def create_workspace(state: State) -> WorkspaceCreated:
+        """Create a private, expiring workspace (only with SEXTANT_WORKSPACES=on). Its token is shown once; send it
+        as `Authorization: Bearer <token>` on every other request."""
+        book = _book(state)
+        try:
+            workspace, token = book.create()
+        except LimitReached as exc:
+            raise _refusal(exc, retry_after=int(SWEEP_S)) from exc
+        return WorkspaceCreated(token=token, **_workspace_info(state, workspace).model_dump())
+
+    @app.get("/workspaces/current")
+    async def current(state: State, workspace: Scoped) -> WorkspaceInfo:
+        """The caller's workspace: when it expires, what it has used, its limits."""
+        _book(state)
+        assert workspace is not None
+        return _workspace_info(state, workspace)
+
+    @app.delete("/workspaces/current")
+    async def delete_workspace(request: Request, state: State) -> WorkspaceDeleted:
+        """Delete the caller's workspace and every document in it. Its token stops working at once; a request
+        still running in it finishes first."""
+        book = _book(state)
+        workspace = _bearer_workspace(request, book)
+        book.close(workspace)
+        await sweep(state)
+        return WorkspaceDeleted(status="deleting" if workspace in book.due() or workspace.in_flight else "deleted")
+
+    @app.post("/query", dependencies=[Limited, Budgeted, Asking])
     async def query(body: QueryRequest, state: State) -> QueryResponse:
         """Answer a question; the whole answer at once."""
         sources: list[Passage] = list(body.passages)
@@ -247,7 +418,7 @@ def _routes(app: FastAPI) -> None:
 
     @app.post(
         "/query/stream",
-        dependencies=[Limited, Budgeted],
+        dependencies=[Limited, Budgeted, Asking],
         response_class=StreamingResponse,
         responses={
             200: {
@@ -278,10 +449,14 @@ def _routes(app: FastAPI) -> None:
         )
 
     @app.post("/ingest", dependencies=[Limited])
-    async def ingest(body: IngestRequest, state: State) -> IngestResponse:
+    async def ingest(body: IngestRequest, state: State, workspace: Scoped) -> IngestResponse:
         """Add text documents (Markdown is understood); re-using an id replaces that document."""
         documents = [d.model_dump(exclude_none=True) for d in body.documents]
-        outcome = await _kb_call(state, "kb_ingest", {"documents": documents})
+        async with _writer(state, workspace):
+            await ingest_allowed(state, workspace, len({d.id for d in body.documents}))
+            outcome = await _kb_call(state, "kb_ingest", {"documents": documents})
+        if state.uploads_today is not None:
+            state.uploads_today.add(len(documents))
         results = [IngestResult.model_validate(r) for r in outcome.get("results", [])]
         for result in results:
             result.overview = await _add_overview(state, result)
@@ -289,11 +464,21 @@ def _routes(app: FastAPI) -> None:
 
     @app.post("/upload", dependencies=[Limited], max_body_size=MAX_UPLOAD_FILES * MAX_UPLOAD_BYTES + 1024 * 1024)
     async def upload(
-        files: Annotated[list[UploadFile], File(description="PDF, DOCX, Markdown or text files.")], state: State
+        files: Annotated[list[UploadFile], File(description="PDF, DOCX, Markdown or text files.")],
+        state: State,
+        workspace: Scoped,
     ) -> IngestResponse:
         """Upload files; each is parsed on the server by the knowledge base's loaders, page numbers kept."""
         if len(files) > MAX_UPLOAD_FILES:
             raise HTTPException(413, f"at most {MAX_UPLOAD_FILES} files per upload")
+        async with _writer(state, workspace):
+            await ingest_allowed(state, workspace, len(files))
+            if state.uploads_today is not None:
+                state.uploads_today.add(len(files))
+            results = await _upload_each(state, files)
+        return IngestResponse(request_id=current_request_id.get() or "", results=results)
+
+    async def _upload_each(state: AgentState, files: list[UploadFile]) -> list[IngestResult]:
         results: list[IngestResult] = []
         for upload in files:
             name = upload.filename or "upload"
@@ -314,14 +499,14 @@ def _routes(app: FastAPI) -> None:
                 result = IngestResult.model_validate({**item, "name": name})
                 result.overview = await _add_overview(state, result)
                 results.append(result)
-        return IngestResponse(request_id=current_request_id.get() or "", results=results)
+        return results
 
-    @app.get("/documents")
+    @app.get("/documents", dependencies=[Depends(workspace_scope)])
     async def documents(state: State) -> DocumentsResponse:
         """Every document in the knowledge base."""
         return DocumentsResponse.model_validate(await _kb_call(state, "kb_list", {}))
 
-    @app.get("/documents/{doc_id}/pages/{number}")
+    @app.get("/documents/{doc_id}/pages/{number}", dependencies=[Depends(workspace_scope)])
     async def page(doc_id: str, number: int, state: State) -> PageText:
         """The text of one page of a document, for reading around a cited passage."""
         if not re.fullmatch(r"[A-Za-z0-9._-]{1,128}", doc_id) or not 1 <= number <= 100_000:
@@ -337,7 +522,7 @@ def _routes(app: FastAPI) -> None:
         """The Index Lab's benchmark curves: recall@10 against queries per second, per index and library."""
         return read_overview(state.settings.lab_results_path())
 
-    @app.post("/lab/compare", dependencies=[Limited])
+    @app.post("/lab/compare", dependencies=[Limited, Depends(workspace_scope)])
     async def lab_compare(body: CompareRequest, state: State) -> LabComparison:
         """The same query through every index over this knowledge base's vectors, side by side."""
         return comparison(await _kb_call(state, "kb_ann_compare", {"query": body.query, "k": body.k}))
@@ -381,7 +566,24 @@ def _routes(app: FastAPI) -> None:
             answers="model" if configured else "excerpts",
             budget_usd=state.settings.daily_budget_usd,
             spent_today_usd=round(state.budget.spent(), 6),
+            workspaces=state.workspaces is not None,
         )
+
+
+def _book(state: AgentState) -> WorkspaceBook:
+    if state.workspaces is None:
+        raise HTTPException(404, "workspaces are off (SEXTANT_WORKSPACES=off): this server has one shared store")
+    return state.workspaces
+
+
+def _workspace_info(state: AgentState, workspace: Workspace) -> WorkspaceInfo:
+    settings = state.settings
+    limits = WorkspaceLimits(
+        documents=settings.workspace_documents,
+        questions=settings.workspace_questions,
+        file_mb=MAX_UPLOAD_BYTES // (1024 * 1024),
+    )
+    return WorkspaceInfo(expires_at=workspace.expires, questions_asked=workspace.questions, limits=limits)
 
 
 async def _kb_call(state: AgentState, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

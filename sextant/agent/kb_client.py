@@ -11,6 +11,7 @@ import logging
 import os
 import shutil
 import sys
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -25,6 +26,10 @@ log = logging.getLogger(__name__)
 
 OFFERED_TO_MODEL = ("kb_search", "kb_list", "kb_stats")
 REQUEST_ID_META = "sextant/request_id"
+# Must match sextant.kb.workspaces.WORKSPACE_META; the agent never imports the knowledge base.
+WORKSPACE_META = "sextant/workspace"
+# The workspace of the HTTP request being served; every MCP call the request makes is scoped to it.
+current_workspace: ContextVar[str | None] = ContextVar("sextant_workspace", default=None)
 # Ingest of a large upload embeds every chunk on the server's CPU.
 CALL_TIMEOUT_S = 600.0
 
@@ -47,18 +52,21 @@ class ToolOutcome:
     text: str
 
 
-def stdio_server(command: str | None = None) -> StdioServerParameters:
-    """How to start ``sextant-kb``: the one installed beside this Python unless told otherwise."""
+def stdio_server(command: str | None = None, args: list[str] | None = None) -> StdioServerParameters:
+    """How to start ``sextant-kb`` (with ``args`` added): the one installed beside this Python unless told
+    otherwise."""
     if command:
         parts = command.split()
-        return StdioServerParameters(command=parts[0], args=parts[1:], env=dict(os.environ))
+        return StdioServerParameters(command=parts[0], args=[*parts[1:], *(args or [])], env=dict(os.environ))
     found = shutil.which("sextant-kb", path=str(Path(sys.executable).parent)) or shutil.which("sextant-kb")
     if found is None:
         raise KbUnavailable(
             "sextant-kb is not installed beside this Python; install sextant-kb or set SEXTANT_KB_COMMAND"
         )
     return StdioServerParameters(
-        command=found, env={**os.environ, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1")}
+        command=found,
+        args=list(args or []),
+        env={**os.environ, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1")},
     )
 
 
@@ -95,14 +103,19 @@ class KbClient:
     async def call(self, name: str, arguments: dict[str, Any], request_id: str | None = None) -> ToolOutcome:
         if name not in self.tools:
             raise KbUnavailable(f"the knowledge base has no tool {name!r}")
-        meta: Any = {REQUEST_ID_META: request_id} if request_id else None
         try:
-            result: CallToolResult = await self._client.call_tool(name, arguments, meta=meta)
+            result: CallToolResult = await self._client.call_tool(name, arguments, meta=_meta(request_id))
         except Exception as exc:
             raise KbUnavailable(f"{name} failed: {exc}") from exc
         text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
         return ToolOutcome(ok=not result.is_error, structured=result.structured_content, text=text)
 
     async def read(self, uri: str) -> str:
-        result = await self._client.read_resource(uri)
+        # Never from the client's cache: a replaced document, or another workspace, has other text at this URI.
+        result = await self._client.read_resource(uri, meta=_meta(None), cache_mode="bypass")
         return "\n".join(c.text for c in result.contents if isinstance(c, TextResourceContents))
+
+
+def _meta(request_id: str | None) -> Any:
+    meta = {REQUEST_ID_META: request_id, WORKSPACE_META: current_workspace.get()}
+    return {key: value for key, value in meta.items() if value} or None

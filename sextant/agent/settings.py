@@ -83,6 +83,28 @@ class AgentSettings(BaseSettings):
         description="When set, every request but /health must carry it in X-Sextant-Proxy-Secret (the reverse "
         "proxy adds it), so the port cannot be used around the proxy's TLS and authentication.",
     )
+    workspaces: Literal["on", "off"] = Field(
+        default="off",
+        description="on: every caller first creates an anonymous, private workspace (POST /workspaces) and sends its "
+        "bearer token; workspaces expire after SEXTANT_WORKSPACE_TTL. off: one shared store, for one person.",
+    )
+    workspace_ttl: int = Field(
+        default=3600, ge=60, le=30 * 86400, description="Seconds a workspace lives before it and its documents go."
+    )
+    max_workspaces: int = Field(default=100, ge=1, description="Most workspaces alive at once.")
+    workspace_documents: int = Field(default=20, ge=1, description="Most documents in one workspace.")
+    workspace_questions: int = Field(default=100, ge=1, description="Most questions one workspace may ask.")
+    daily_questions: int = Field(
+        default=2000, ge=1, description="Most questions per UTC day, all workspaces together (workspaces on)."
+    )
+    daily_uploads: int = Field(
+        default=500, ge=1, description="Most files uploaded per UTC day, all workspaces together (workspaces on)."
+    )
+    state_dir: Path | None = Field(
+        default=None,
+        description="Folder of the agent's own records (today's spend, the workspace book). Default: <repo>/agent in "
+        "a checkout, else the user-data folder.",
+    )
     kb_command: str | None = Field(
         default=None,
         description="Command that starts the knowledge-base MCP server. Default: the sextant-kb installed "

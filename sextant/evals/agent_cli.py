@@ -21,7 +21,17 @@ from sextant.evals.judge_cli import judge_file
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="sextant-eval-agent", description=__doc__)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["injection"]:
+        from sextant.evals import injection_cli
+
+        injection_cli.main(argv[1:])
+        return
+    parser = argparse.ArgumentParser(
+        prog="sextant-eval-agent",
+        description=__doc__,
+        epilog="sextant-eval-agent injection: documents that carry instructions (see its --help).",
+    )
     parser.add_argument("--set", choices=("small", "large"), default="small")
     parser.add_argument("--eval-dir", type=Path, default=Path("eval"), help="folder holding the golden sets")
     parser.add_argument("--store", type=Path, default=Path(".sextant-eval"), help="folder of evaluation stores")

@@ -8,6 +8,7 @@ import json
 import logging
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -23,6 +24,7 @@ from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder, load_embedder
 from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
 from sextant.kb.lexical import LexicalIndex
+from sextant.kb.parsing import too_many_chars_reason
 from sextant.kb.rerank import Reranker
 from sextant.kb.results import (
     DocumentInfo,
@@ -40,6 +42,10 @@ log = logging.getLogger(__name__)
 CHUNKER_VERSION = 1
 DOC_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 EMBED_BATCH = 32
+# Every this-many-th refresh check compares chunk ids even when the store's counter and count match ours: two
+# writers that both stored generation g + 1 (a lost bump) and kept the count leave nothing else to notice.
+FULL_DIFF_EVERY = 30
+FETCH_BATCH = 1000
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, message)``: called as a document's chunks are embedded."""
@@ -88,18 +94,35 @@ class KnowledgeBase:
         if settings.ann_index != "chroma":
             self.ann = LiveIndex.open(settings.ann_index, _ann_dir(settings), embedder.dim, settings.ann_params())
         self.searcher = Searcher(
-            embedder, store, lexical, reranker, max_per_document=settings.max_per_document, ann=self.ann
+            embedder,
+            store,
+            lexical,
+            reranker,
+            max_per_document=settings.max_per_document,
+            ann=self.ann,
+            refresh=self._refresh_before_search,
         )
         self.search = self.searcher.search
         # One writer at a time: the store and the BM25 index must change together.
         self._write_lock = threading.Lock()
         self._deferred_saves = 0
+        # The store's (generation, chunk count) the caches reflect; read before syncing, so a write by another
+        # client during the sync shows as a difference at the next check rather than being missed.
+        self._synced = (store.generation, store.chunk_count())
+        self._next_check = 0.0
+        self._checks = 0
+        self._followed_unsaved = False  # a refresh changed the caches; saved at the next write or at close
         self._sync_lexical()
         self._sync_ann()
 
     @classmethod
     def open(
-        cls, settings: KbSettings, *, embedder: Embedder | None = None, policy: IndexingPolicy = DEFAULT_POLICY
+        cls,
+        settings: KbSettings,
+        *,
+        embedder: Embedder | None = None,
+        reranker: Reranker | None = None,
+        policy: IndexingPolicy = DEFAULT_POLICY,
     ) -> KnowledgeBase:
         """Load the models and open the store named by ``settings``.
 
@@ -123,12 +146,16 @@ class KnowledgeBase:
         )
         store.repair()
         lexical = LexicalIndex.open(_lexical_dir(settings))
-        reranker = Reranker(settings.reranker, threads=settings.threads)
+        reranker = reranker or Reranker(settings.reranker, threads=settings.threads)
         return cls(settings, embedder, store, lexical, reranker, policy)
 
     def close(self) -> None:
-        """Release the store; the knowledge base cannot be used afterwards."""
-        self.store.close()
+        """Release the store once the current write (if any) has finished; the knowledge base cannot be used
+        afterwards."""
+        with self._write_lock:
+            if self._followed_unsaved:
+                self._save_lexical(self._synced[0])
+            self.store.close()
 
     def __enter__(self) -> KnowledgeBase:
         return self
@@ -150,12 +177,15 @@ class KnowledgeBase:
         """Chunk, embed and store one document, replacing any earlier version with that id.
 
         Raises:
-            KnowledgeBaseError: the id is invalid or the document has no text.
+            KnowledgeBaseError: the id is invalid, the document has no text, or it is over
+                SEXTANT_MAX_DOCUMENT_CHARS or SEXTANT_MAX_CHUNKS_PER_DOCUMENT (checked before anything is written).
             StoreError: the store refused the write; the earlier version is intact.
         """
         validate_document_id(doc_id)
         if not doc.text.strip():
             raise KnowledgeBaseError(f"{doc_id}: the document has no text to index")
+        if len(doc.text) > (limit := self.settings.max_document_chars):
+            raise KnowledgeBaseError(f"{doc_id}: {too_many_chars_reason(len(doc.text), limit)}")
         content_hash = self._content_hash(doc, source, category)
         previous = self.store.get_document(doc_id)
         if previous is not None and previous.content_hash == content_hash:
@@ -169,6 +199,11 @@ class KnowledgeBase:
             )
 
         chunks = chunk_document(doc, self.embedder, self.chunking)
+        if len(chunks) > self.settings.max_chunks_per_document:
+            raise KnowledgeBaseError(
+                f"{doc_id}: it makes {len(chunks):,} chunks, more than "
+                f"SEXTANT_MAX_CHUNKS_PER_DOCUMENT={self.settings.max_chunks_per_document}; split it, or raise the limit"
+            )
         record = DocumentRecord(
             id=doc_id,
             title=doc.title,
@@ -205,7 +240,7 @@ class KnowledgeBase:
             if self.ann is not None:
                 self.ann.remove(previous.chunk_ids() if previous else [])
                 self.ann.add(record.chunk_ids(), batch.vectors)
-            self._save_lexical(generation)
+            self._committed(generation, len(record.chunk_ids()) - (len(previous.chunk_ids()) if previous else 0))
         status: Literal["added", "replaced"] = "replaced" if previous is not None else "added"
         return IngestOutcome(
             id=doc_id, status=status, chunks=len(chunks), pages=len(doc.pages), title=doc.title, version=record.version
@@ -238,7 +273,10 @@ class KnowledgeBase:
             cid = record.overview_id()
             self.lexical.remove([cid])
             self.lexical.add([cid], [index_text(text, meta, self.policy.lexical_context)])
-            self._save_lexical(generation)
+            if self.ann is not None:  # the overview is a chunk like the others, for dense retrieval too
+                self.ann.remove([cid])
+                self.ann.add([cid], vector[None, :])
+            self._committed(generation, 0 if record.overview else 1)
         return _info(dataclasses.replace(record, overview=text))
 
     def forget(self, doc_id: str) -> int:
@@ -254,7 +292,7 @@ class KnowledgeBase:
             self.lexical.remove(removed)
             if self.ann is not None:
                 self.ann.remove(removed)
-            self._save_lexical(self.store.generation)
+            self._committed(self.store.generation, -len(removed))
         return len(removed)
 
     @contextmanager
@@ -271,7 +309,7 @@ class KnowledgeBase:
             with self._write_lock:
                 self._deferred_saves -= 1
                 if not self._deferred_saves:
-                    self._save_lexical(self.store.generation)
+                    self._save_lexical(self._synced[0])
 
     def _save_lexical(self, generation: int) -> None:
         """Save the BM25 index (and the ANN index, if any) at the store's generation, unless a batch will
@@ -279,6 +317,7 @@ class KnowledgeBase:
         if self._deferred_saves:
             return
         self.lexical.save(generation=generation)
+        self._followed_unsaved = False
         if self.ann is not None:
             if self.ann.needs_rebuild(self.store.chunk_count()):
                 self.ann.rebuild(*self.chunk_vectors())
@@ -300,6 +339,81 @@ class KnowledgeBase:
             ]
         )
         return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+    # --- following other writers --------------------------------------------------------------
+    #
+    # The caches (BM25, ANN) are this process's; the store may be written by others: replicas on one
+    # Chroma server, or sextant-ingest beside sextant-kb on one folder. learning/scale.md has the design.
+
+    def refresh(self, *, full: bool = False) -> bool:
+        """Bring the caches up to the store's changes by other clients; returns whether they changed.
+
+        Costs two small reads when nothing changed; otherwise (or with ``full``) one listing of the
+        document records plus a fetch of the chunks that are new to this process. The caches are saved
+        at this process's next write or at ``close``, not here: a save (snapshot, fsync) costs several
+        times the catch-up itself, and a search waits for this.
+        """
+        with self._write_lock:
+            return self._refresh(full=full)
+
+    def _refresh_before_search(self) -> None:
+        now = time.monotonic()
+        # A write of this process under way brings the caches along; the search need not wait for it.
+        if now < self._next_check or not self._write_lock.acquire(blocking=False):
+            return
+        try:
+            if now < self._next_check:  # another search checked while this one waited for the lock
+                return
+            self._next_check = now + self.settings.lexical_refresh_s
+            self._checks += 1
+            self._refresh(full=self._checks % FULL_DIFF_EVERY == 0)
+        finally:
+            self._write_lock.release()
+
+    def _refresh(self, *, full: bool) -> bool:
+        """Diff the caches against the live chunk ids when the store moved (or ``full``); the caller holds
+        the write lock."""
+        state = (self.store.generation, self.store.chunk_count())  # before the listing: never stamp too new
+        if state == self._synced and not full:
+            return False
+        live = [cid for record in self.store.list_documents() for cid in record.chunk_ids()]
+        changed = self._follow(live)
+        if changed:
+            log.info("the store was changed by another client: %d chunks indexed now", len(self.lexical))
+            self._followed_unsaved = True
+        self._synced = state
+        return changed
+
+    def _follow(self, live: list[str]) -> bool:
+        """Make the caches hold exactly the ``live`` chunk ids: drop the others, fetch and add the missing."""
+        keep = set(live)
+        in_lexical = set(self.lexical.ids())
+        in_ann = self.ann.ids() if self.ann is not None else keep
+        gone_lexical, gone_ann = in_lexical - keep, in_ann - keep
+        missing = [cid for cid in live if cid not in in_lexical or cid not in in_ann]
+        self.lexical.remove(gone_lexical)
+        if self.ann is not None:
+            self.ann.remove(list(gone_ann))
+        for lo in range(0, len(missing), FETCH_BATCH):
+            # A chunk replaced since the listing is simply not found; the generation it moved shows next time.
+            chunks = self.store.get_chunks(missing[lo : lo + FETCH_BATCH], vectors=self.ann is not None)
+            lexical = [c for c in chunks if c.id not in in_lexical]
+            self.lexical.add(
+                [c.id for c in lexical], [index_text(c.text, c.meta, self.policy.lexical_context) for c in lexical]
+            )
+            dense = [(c.id, c.vector) for c in chunks if c.id not in in_ann and c.vector is not None]
+            if self.ann is not None and dense:
+                self.ann.add([cid for cid, _ in dense], np.stack([v for _, v in dense]))
+        return bool(gone_lexical or gone_ann or missing)
+
+    def _committed(self, generation: int, chunk_delta: int) -> None:
+        """After a write of ours, already applied to the caches: stamp them, or diff with the store first when
+        another client wrote since our last sync (the generation did not move by exactly our one bump)."""
+        expected = self._synced[0] + 1
+        self._synced = (generation, self._synced[1] + chunk_delta)
+        if generation != expected:
+            self._refresh(full=True)
+        self._save_lexical(self._synced[0])
 
     def _sync_lexical(self) -> None:
         """Rebuild the BM25 cache from the store when it is missing or behind (another writer, a crash)."""

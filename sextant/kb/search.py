@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -57,8 +57,10 @@ class Searcher:
         weights: tuple[float, float] = (1.0, 1.0),
         competitive: float = 0.5,
         ann: LiveIndex | None = None,
+        refresh: Callable[[], object] | None = None,
     ) -> None:
         self.embedder = embedder
+        self.refresh = refresh  # brings the caches (BM25, ANN) up to other writers' changes, if any
         self.store = store
         self.ann = ann  # when set, dense candidates come from this index instead of Chroma's
         self.lexical = lexical
@@ -92,6 +94,9 @@ class Searcher:
             raise ValueError(f"mode 'rerank' needs a cross-encoder: {self.reranker.state.detail}")
         timings: dict[str, float] = {}
         clock = _Clock(timings)
+        if self.refresh is not None:
+            self.refresh()
+            clock.lap("refresh")
         q = self.embedder.embed([query])[0]
         clock.lap("embed")
 

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any, TypeVar, cast
+from typing import Annotated, Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -33,7 +33,9 @@ from sextant.kb.ann import probe as ann_probe
 from sextant.kb.ann.results import AnnBenchmark, AnnComparison
 from sextant.kb.documents import LoadedDocument, LoadError, join_pages
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
-from sextant.kb.loaders import load_bytes, markdown
+from sextant.kb.loaders import markdown
+from sextant.kb.parsing import BoundedParser, ParseLimits
+from sextant.kb.remote.access import http_principal, require_write
 from sextant.kb.results import (
     DetailLevel,
     DocumentInfo,
@@ -44,6 +46,7 @@ from sextant.kb.results import (
     Stats,
 )
 from sextant.kb.store import StoreError
+from sextant.kb.workspaces import WORKSPACE_META, Workspaces
 from sextant.logs import request_id
 
 log = logging.getLogger(__name__)
@@ -54,9 +57,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 REQUEST_ID_META = "sextant/request_id"
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 # Re-using an id replaces that document: destructive, but the same call twice changes nothing more.
-# 10 MB of file, base64-encoded.
-MAX_UPLOAD_BASE64 = 4 * (10 * 1024 * 1024 // 3 + 1)
 REPLACING = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+DROPPING = REPLACING  # the same hints: destructive, and a second call changes nothing more
 
 INSTRUCTIONS = (
     "Sextant's knowledge base: the user's own documents, split into passages that carry page and "
@@ -84,35 +86,81 @@ class IngestDocument(BaseModel):
     )
 
 
-def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
-    """Build the MCP server over an opened knowledge base (opened first, so bad settings fail fast)."""
+class WorkspaceDropped(BaseModel):
+    existed: bool = Field(description="Whether the workspace held a store (false: it was never used).")
 
-    @asynccontextmanager
-    async def lifespan(_: MCPServer[KnowledgeBase]) -> AsyncIterator[KnowledgeBase]:
-        yield kb
 
-    server: MCPServer[KnowledgeBase] = MCPServer(
-        "sextant-kb", title="Sextant knowledge base", instructions=INSTRUCTIONS, version=_version(), lifespan=lifespan
+def _retention(ttl_s: int) -> str:
+    minutes = max(1, round(ttl_s / 60))
+    return (
+        f"Retention: this knowledge base is a private workspace; it and every document in it are deleted "
+        f"{minutes} minute{'s' if minutes != 1 else ''} after it was created, or earlier when its owner deletes it."
     )
 
-    def tool(title: str, annotations: ToolAnnotations) -> Callable[[F], F]:
-        """Register a tool; its docstring, dedented, is the description the model reads."""
+
+def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None) -> MCPServer[Workspaces]:
+    """Build the MCP server over an opened knowledge base (opened first, so bad settings fail fast).
+
+    ``workspace_ttl_s``: the host deletes each workspace this long after creating it; the instructions and
+    the descriptions of the tools that store or show documents say so.
+    """
+    workspaces = Workspaces(kb)
+    # One parsing worker for all workspaces; it starts at the first upload.
+    parser = BoundedParser(ParseLimits.from_settings(kb.settings))
+    max_upload_base64 = 4 * -(-parser.limits.max_file_bytes // 3)
+    retention = "" if workspace_ttl_s is None else _retention(workspace_ttl_s)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[Workspaces]) -> AsyncIterator[Workspaces]:
+        try:
+            yield workspaces
+        finally:
+            workspaces.close()
+            parser.close()
+
+    server: MCPServer[Workspaces] = MCPServer(
+        "sextant-kb",
+        title="Sextant knowledge base",
+        instructions=INSTRUCTIONS + (f" {retention}" if retention else ""),
+        version=_version(),
+        lifespan=lifespan,
+    )
+
+    def tool(title: str, annotations: ToolAnnotations, *, retained: bool = False) -> Callable[[F], F]:
+        """Register a tool; its docstring, dedented, is the description the model reads (plus the retention
+        rule for the tools that store or show documents)."""
 
         def register(fn: F) -> F:
-            server.add_tool(fn, title=title, description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations)
+            description = inspect.cleandoc(fn.__doc__ or "")
+            if retained and retention:
+                description += f"\n\n{retention}"
+            server.add_tool(fn, title=title, description=description, annotations=annotations)
             return fn
 
         return register
 
+    def workspace_of(ctx: Context) -> str | None:
+        """The workspace the host named for this call; none names the default store.
+
+        Only the trusted host over stdio names workspaces: an HTTP client's ``_meta`` is its own to write.
+        """
+        if http_principal() is not None:
+            return None
+        named = (ctx.request_context.meta or {}).get(WORKSPACE_META)
+        return named if isinstance(named, str) and named else None
+
     def kb_of(ctx: Context) -> KnowledgeBase:
-        """The knowledge base, with this call's log lines tagged by the caller's request id (if it sent one)."""
+        """The calling workspace's knowledge base, with this call's log lines tagged by the caller's request id."""
         meta = ctx.request_context.meta or {}
         sent = meta.get(REQUEST_ID_META)
         if isinstance(sent, str) and sent:
             request_id.set(sent[:128])
-        return cast(KnowledgeBase, ctx.request_context.lifespan_context)
+        try:
+            return workspaces.get(workspace_of(ctx))
+        except KnowledgeBaseError as exc:
+            raise ToolError(str(exc)) from exc
 
-    @tool("Search the knowledge base", READ_ONLY)
+    @tool("Search the knowledge base", READ_ONLY, retained=True)
     async def kb_search(
         query: Annotated[str, Field(description="The question or keywords.", min_length=1, max_length=2000)],
         ctx: Context,
@@ -145,7 +193,7 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
             structured_content=result.model_dump(mode="json"),
         )
 
-    @tool("List documents", READ_ONLY)
+    @tool("List documents", READ_ONLY, retained=True)
     async def kb_list(ctx: Context) -> DocumentList:
         """List every document in the knowledge base: id, title, chunk count, size, pages, what it is about, and
         its overview where one was written."""
@@ -168,9 +216,10 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
     ) -> DocumentInfo:
         """Store a document's overview, replacing any earlier one. It is searched like a passage and cited to the
         document; re-ingesting changed content drops it. For the agent's ingestion, not for answering questions."""
+        require_write("kb_set_overview")
         return await _in_thread(ToolError, kb_of(ctx).set_overview, document_id, overview, version=version)
 
-    @tool("Add text documents", REPLACING)
+    @tool("Add text documents", REPLACING, retained=True)
     async def kb_ingest(
         documents: Annotated[
             list[IngestDocument],
@@ -183,6 +232,7 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
         Items sharing an id with different `page` numbers are joined into one paged document.
         An unchanged document is skipped. Files (PDF, DOCX) are added with the sextant-ingest command.
         """
+        require_write("kb_ingest")
         kb = kb_of(ctx)
         grouped = _group_pages(documents)
         results: list[IngestOutcome] = []
@@ -206,30 +256,41 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
                 await ctx.report_progress(n + 1, len(grouped), f"{doc_id}: {outcome.status}")
         return IngestReport(results=results)
 
-    @tool("Add a file", REPLACING)
+    @tool("Add a file", REPLACING, retained=True)
     async def kb_upload(
         filename: Annotated[
             str,
             Field(description="The file's name; its suffix picks the parser (.pdf, .docx, .md, .txt).", max_length=255),
         ],
         content_base64: Annotated[
-            str, Field(description="The file's bytes, base64-encoded.", min_length=1, max_length=MAX_UPLOAD_BASE64)
+            str,
+            Field(
+                description="The file's bytes, base64-encoded (at most SEXTANT_MAX_FILE_BYTES of file).",
+                min_length=1,
+            ),
         ],
         ctx: Context,
         title: Annotated[str | None, Field(description="Title; default: from the file.", max_length=300)] = None,
     ) -> IngestReport:
         """Add one file (PDF, DOCX, Markdown or text), parsed here with page numbers kept.
 
-        Its id comes from the file name; re-using a name replaces that document. For a person's uploads
-        through the agent's API, not for answering questions.
+        Its id comes from the file name; re-using a name replaces that document. A file that is too large, too
+        long or too slow to parse is refused with the limit it hit. For a person's uploads through the agent's
+        API, not for answering questions.
         """
+        require_write("kb_upload")
         doc_id = document_id_for(Path(filename))
+        # Checked here, not in the schema: the limit is a setting, and the schema is built from annotations alone.
+        if len(content_base64) > max_upload_base64:
+            reason = f"larger than SEXTANT_MAX_FILE_BYTES={parser.limits.max_file_bytes} bytes"
+            return IngestReport(results=[IngestOutcome(id=doc_id, status="refused", reason=reason)])
         try:
             data = base64.b64decode(content_base64, validate=True)
         except binascii.Error as exc:
             raise ToolError(f"content_base64 is not valid base64: {exc}") from exc
         try:
-            loaded = await anyio.to_thread.run_sync(load_bytes, data, filename)
+            # In a worker process under time and memory limits: a hostile file costs the worker, not this server.
+            loaded = await anyio.to_thread.run_sync(parser.parse, data, filename)
             if title:
                 loaded = dataclasses.replace(loaded, title=title)
             outcome = await anyio.to_thread.run_sync(partial(kb_of(ctx).ingest, doc_id, loaded, source=filename))
@@ -238,6 +299,16 @@ def create_server(kb: KnowledgeBase) -> MCPServer[KnowledgeBase]:
         except (KnowledgeBaseError, StoreError) as exc:
             outcome = IngestOutcome(id=doc_id, status="refused", reason=str(exc))
         return IngestReport(results=[outcome])
+
+    @tool("Delete this workspace", DROPPING)
+    async def kb_drop_workspace(ctx: Context) -> WorkspaceDropped:
+        """Delete the calling workspace: every document, passage and index in it. For the host that created the
+        workspace (on expiry or when its owner asks), never for answering questions. The default store cannot be
+        dropped."""
+        workspace = workspace_of(ctx)
+        if workspace is None:
+            raise ToolError("this call names no workspace; the default store is removed with sextant-forget")
+        return WorkspaceDropped(existed=await _in_thread(ToolError, workspaces.drop, workspace))
 
     @tool("Knowledge-base statistics", READ_ONLY)
     async def kb_stats(ctx: Context) -> Stats:
@@ -356,16 +427,43 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the MCP server on stdio."""
+    """Run the MCP server on stdio, or with ``--http`` on Streamable HTTP for bearer-token holders."""
     parser = argparse.ArgumentParser(
-        prog="sextant-kb", description="Sextant's knowledge base as an MCP server on stdio (see README for settings)."
+        prog="sextant-kb",
+        description="Sextant's knowledge base as an MCP server on stdio, or over HTTP with --http (see README).",
     )
     parser.add_argument("--version", action="version", version=f"sextant-kb {_version()}")
-    parser.parse_args(argv)
+    parser.add_argument(
+        "--workspace-ttl",
+        type=int,
+        metavar="SECONDS",
+        help="the host deletes each workspace this long after creating it (the tool descriptions say so)",
+    )
+    parser.add_argument(
+        "--http", action="store_true", help="serve Streamable HTTP at /mcp to holders of a sextant-kb-token token"
+    )
+    parser.add_argument("--host", help="with --http: address to bind (default SEXTANT_KB_HTTP_HOST, 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="with --http: port (default SEXTANT_KB_HTTP_PORT, 8765; 0: any free)")
+    args = parser.parse_args(argv)
+    if not args.http and (args.host or args.port is not None):
+        parser.error("--host and --port go with --http")
+    if args.workspace_ttl is not None and args.http:
+        parser.error("--workspace-ttl is for a host that manages workspaces over stdio, not for --http")
     from sextant.kb.cli.common import open_knowledge_base
+    from sextant.kb.remote.http import HttpOptions, serve
+    from sextant.settings import load_settings
 
+    # Checked before any model loads: without a token --http does not start at all.
+    http = HttpOptions.from_settings(load_settings(), host=args.host, port=args.port) if args.http else None
     kb = open_knowledge_base("sextant-kb")
-    if sys.stdin.isatty():
+    if args.workspace_ttl is not None and kb.settings.chroma_url:
+        print("sextant-kb: workspaces need the local store; unset SEXTANT_CHROMA_URL", file=sys.stderr)  # noqa: T201
+        raise SystemExit(2)
+    if http is None and sys.stdin.isatty():
         log.warning("sextant-kb speaks MCP on stdin/stdout: start it from an MCP client (see the README)")
     with kb:
-        create_server(kb).run()
+        server = create_server(kb, workspace_ttl_s=args.workspace_ttl)
+        if http is None:
+            server.run()
+        else:
+            serve(server, http)

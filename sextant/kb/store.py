@@ -179,11 +179,22 @@ class ChunkStore:
 
     @property
     def generation(self) -> int:
-        """A counter bumped on every change; the BM25 cache compares its own against it."""
-        return int((self._chunks.metadata or {}).get("generation", 0))
+        """A counter bumped on every change, read from Chroma (one round trip to a server).
+
+        The BM25 and ANN caches compare their own against it. Not atomic: two clients writing at once
+        can both store ``g + 1`` (a lost bump), so a cache also compares chunk ids now and then.
+        """
+        return int(self._fresh_metadata().get("generation", 0))
+
+    def _fresh_metadata(self) -> dict[str, Any]:
+        # Collection.metadata is what this handle saw when it was opened: another client's writes (a
+        # replica on the same server, or sextant-ingest beside sextant-kb) show only in a fresh read.
+        return dict(self._client.get_collection(CHUNKS, embedding_function=None).metadata or {})
 
     def _bump_generation(self) -> int:
-        meta = dict(self._chunks.metadata or {})
+        # From the stored value, never the handle's copy: a replica's copy may be far behind, and
+        # writing that plus one would move the counter backwards onto a value a cache was stamped with.
+        meta = self._fresh_metadata()
         meta["generation"] = int(meta.get("generation", 0)) + 1
         self._chunks.modify(metadata=meta)
         return int(meta["generation"])

@@ -1,7 +1,9 @@
-"""The knowledge base on the embedded store and on a real Chroma server process (SEXTANT_CHROMA_URL), same test."""
+"""The knowledge base on the embedded store and on a real Chroma server process (SEXTANT_CHROMA_URL), same tests;
+and two knowledge bases on one store, each following the other's writes."""
 
 from __future__ import annotations
 
+import logging
 import shutil
 import socket
 import subprocess
@@ -15,7 +17,8 @@ import pytest
 
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder
-from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.kb.knowledge_base import FULL_DIFF_EVERY, KnowledgeBase
+from sextant.kb.store import ChunkStore
 from sextant.settings import KbSettings
 
 pytestmark = pytest.mark.slow
@@ -84,3 +87,97 @@ def _ingest_replace_forget(kb: KnowledgeBase, store: str) -> None:
     assert kb.stats().chunks == 2
     assert kb.forget("bees") == 1
     assert kb.stats().chunks == kb.stats().lexical_chunks == 1
+
+
+# --- several clients of one store: the BM25 cache follows the others' writes (learning/scale.md) -----------
+
+OOLONG = LoadedDocument(text="Oolong is partially oxidised, between 8 and 85 percent.", title="Tea")
+ROOIBOS = LoadedDocument(text="Rooibos is a caffeine-free herbal infusion from South Africa.", title="Tea")
+BEES = LoadedDocument(text="Swarm control starts in May by adding supers.", title="Bees")
+
+
+@pytest.fixture
+def replicas(store_settings: KbSettings, embedder: Embedder) -> Iterator[tuple[KnowledgeBase, KnowledgeBase]]:
+    """Two knowledge bases on one store, checking it before every search: on a server each has its own
+    BM25 folder (two agent replicas); embedded they share the folder (sextant-kb beside sextant-ingest)."""
+    a, b = _pair(store_settings)
+    with KnowledgeBase.open(a, embedder=embedder) as kb_a, KnowledgeBase.open(b, embedder=embedder) as kb_b:
+        yield kb_a, kb_b
+        for doc in kb_a.documents():  # the module's server is shared by the tests that follow
+            kb_a.forget(doc.id)
+
+
+def _pair(settings: KbSettings) -> tuple[KbSettings, KbSettings]:
+    a = settings.model_copy(update={"lexical_refresh_s": 0.0})
+    return a, a if a.chroma_url is None else a.model_copy(update={"chroma_dir": a.store_dir().parent / "replica-b"})
+
+
+def _lexical_ids(kb: KnowledgeBase, query: str) -> list[str]:
+    return [h.document_id for h in kb.search(query, mode="lexical", abstain=False).hits]
+
+
+def test_a_replica_finds_what_another_ingested_and_drops_what_it_forgot(
+    replicas: tuple[KnowledgeBase, KnowledgeBase],
+) -> None:
+    a, b = replicas
+    a.ingest("tea", OOLONG)
+    assert _lexical_ids(b, "oolong oxidised") == ["tea"]
+    a.ingest("tea", ROOIBOS)
+    assert _lexical_ids(b, "rooibos caffeine") == ["tea"]
+    assert b.lexical.ids() == a.lexical.ids()  # the replaced version's chunk left B's index too
+    a.forget("tea")
+    assert _lexical_ids(b, "rooibos caffeine") == []
+    assert b.stats().lexical_chunks == 0
+
+
+def test_a_writer_that_missed_another_writers_change_catches_up_at_its_own_write(
+    replicas: tuple[KnowledgeBase, KnowledgeBase],
+) -> None:
+    a, b = replicas
+    a.ingest("tea", OOLONG)
+    b.ingest("bees", BEES)  # no search in between: B learns of A's write because its bump is not g + 1
+    assert sorted(b.lexical.ids()) == sorted(a.document("tea").chunk_ids() + a.document("bees").chunk_ids())
+
+
+def test_a_lost_bump_is_caught_by_the_periodic_full_diff(replicas: tuple[KnowledgeBase, KnowledgeBase]) -> None:
+    a, b = replicas
+    a.ingest("tea", OOLONG)
+    assert _lexical_ids(b, "oolong oxidised") == ["tea"]
+    before = a.store.generation
+    a.ingest("tea", ROOIBOS)  # the same chunk count: only the ids differ
+    # B's bump read the counter before A's landed, so both store before + 1: rewind it as a third client
+    # of the store would, through Chroma's own API.
+    _set_generation(a, before)
+    b.ingest("bees", BEES)
+    assert a.store.generation == before + 1  # counter and count now match what B believes it holds
+    found = [_lexical_ids(b, "rooibos caffeine") == ["tea"] for _ in range(FULL_DIFF_EVERY)]
+    assert not found[0], "the collision was not simulated: B saw A's write at once"
+    assert found[-1] and found == sorted(found)  # caught within FULL_DIFF_EVERY checks, and kept
+
+
+def test_a_replica_saves_what_it_followed_when_it_closes(
+    chroma_url: str, tmp_path: Path, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    a, b = _pair(KbSettings(chroma_url=chroma_url, chroma_dir=tmp_path / "a", _env_file=None))  # type: ignore[call-arg]
+    with KnowledgeBase.open(a, embedder=embedder) as writer:
+        with KnowledgeBase.open(b, embedder=embedder) as reader:
+            writer.ingest("tea", OOLONG)
+            assert _lexical_ids(reader, "oolong oxidised") == ["tea"]  # followed in memory, not saved yet
+        with (
+            caplog.at_level(logging.INFO, logger="sextant.kb.knowledge_base"),
+            KnowledgeBase.open(b, embedder=embedder) as reopened,
+        ):
+            assert reopened.lexical.ids() == writer.lexical.ids()
+        assert not [r for r in caplog.records if "rebuilding the BM25 index" in r.getMessage()]
+        writer.forget("tea")
+
+
+def _set_generation(kb: KnowledgeBase, generation: int) -> None:
+    """Store ``generation`` as the counter, as a third client of the store writing its own bump would."""
+    other = ChunkStore.open(
+        path=kb.settings.store_dir(), url=kb.settings.chroma_url, embedder=kb.embedder.name, dim=kb.embedder.dim
+    )
+    try:
+        other._chunks.modify(metadata={**other._fresh_metadata(), "generation": generation})
+    finally:
+        other.close()

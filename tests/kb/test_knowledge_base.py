@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from sextant.kb.documents import LoadedDocument, PageSpan, SectionSpan
+from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
 from sextant.kb.lexical import LexicalIndex
 from sextant.settings import KbSettings
@@ -151,3 +152,16 @@ def test_retrievers_index_chunks_under_their_title_and_section(kb: KnowledgeBase
     # "heather" is only in the title: the chunk is found by it, yet shows and cites only its own text.
     hit = kb.search("heather", mode="lexical", abstain=False, detail="full").hits[0]
     assert hit.document_id == "honey" and hit.text == doc.text
+
+
+def test_a_document_over_a_size_limit_is_refused_before_anything_is_written(
+    settings: KbSettings, embedder: Embedder
+) -> None:
+    limited = settings.model_copy(update={"chunk_tokens": 32, "max_document_chars": 1000, "max_chunks_per_document": 2})
+    words = " ".join(f"word{i}" for i in range(120))  # ~800 characters: under 1,000, but more than two chunks
+    with KnowledgeBase.open(limited, embedder=embedder) as kb:
+        with pytest.raises(KnowledgeBaseError, match="1,001 characters, more than SEXTANT_MAX_DOCUMENT_CHARS=1000"):
+            kb.ingest("long", LoadedDocument(text="x" * 1001, title="Long"))
+        with pytest.raises(KnowledgeBaseError, match=r"chunks, more than SEXTANT_MAX_CHUNKS_PER_DOCUMENT=2"):
+            kb.ingest("many", LoadedDocument(text=words, title="Many"))
+        assert (kb.store.document_count(), kb.store.chunk_count(), len(kb.lexical)) == (0, 0, 0)

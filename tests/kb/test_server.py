@@ -9,8 +9,10 @@ import pytest
 from mcp import Client
 from mcp_types import ResourceLink, TextContent
 
+from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import create_server
+from sextant.settings import KbSettings
 
 pytestmark = pytest.mark.anyio
 
@@ -223,3 +225,35 @@ async def test_ann_tools_measure_and_compare_indexes_without_changing_anything(k
         assert answers["flat"]["overlap_with_exact"] == 1.0
         assert answers["flat"]["hits"][0]["document_id"] == "espresso"
         assert kb.store.generation == generation  # read-only
+
+
+async def test_upload_limits_come_from_the_settings_and_refusals_name_them(
+    settings: KbSettings, embedder: Embedder
+) -> None:
+    import base64
+
+    limited = settings.model_copy(update={"max_pdf_pages": 1, "max_file_bytes": 3000})
+    with KnowledgeBase.open(limited, embedder=embedder) as kb:
+        async with Client(create_server(kb)) as client:
+            big = base64.b64encode(b"x" * 3001).decode()
+            result = await client.call_tool("kb_upload", {"filename": "big.txt", "content_base64": big})
+            assert result.structured_content is not None
+            assert "SEXTANT_MAX_FILE_BYTES=3000" in result.structured_content["results"][0]["reason"]
+            encoded = base64.b64encode(_two_page_pdf()).decode()
+            result = await client.call_tool("kb_upload", {"filename": "two.pdf", "content_base64": encoded})
+            assert result.structured_content is not None
+            outcome = result.structured_content["results"][0]
+            assert outcome["status"] == "refused" and "more than SEXTANT_MAX_PDF_PAGES=1" in outcome["reason"]
+            assert kb.store.document_count() == 0
+
+
+def _two_page_pdf() -> bytes:
+    import pymupdf
+
+    doc = pymupdf.open()
+    for text in ("First page of the notes.", "Second page of the notes."):
+        doc.new_page().insert_text((72, 72), text)
+    try:
+        return doc.tobytes()
+    finally:
+        doc.close()

@@ -4,8 +4,9 @@ It holds the store's chunk vectors under int ids (chunk ids are strings), follow
 and forget, and is saved beside the store as ``<kind>/`` plus ``chunks.json`` (the id map and the
 store generation it matches). When that generation is not the store's at start-up (another
 writer, a crash, other build parameters) the knowledge base rebuilds it from the store, as it does
-the BM25 cache. IVF-PQ learns its quantisers from the vectors present when it is built, so it is
-rebuilt once the store has grown to four times that size.
+the BM25 cache; while running, it follows other writers' changes by the same chunk-id diff as the
+BM25 cache. IVF-PQ learns its quantisers from the vectors present when it is built, so it is rebuilt
+once the store has grown to four times that size.
 """
 
 from __future__ import annotations
@@ -74,6 +75,11 @@ class LiveIndex:
 
     def __len__(self) -> int:
         return len(self._id_of)
+
+    def ids(self) -> set[str]:
+        """The chunk ids indexed now."""
+        with self._lock:
+            return set(self._id_of)
 
     def nbytes(self) -> int:
         return self._index.nbytes()

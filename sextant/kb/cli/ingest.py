@@ -22,7 +22,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sextant.kb.documents import LoadedDocument, LoadError
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
-from sextant.kb.loaders import load_file, supported_files
+from sextant.kb.loaders import supported_files
+from sextant.kb.parsing import BoundedParser, ParseLimits
 from sextant.kb.store import StoreError
 
 if TYPE_CHECKING:
@@ -126,9 +127,14 @@ def ingest_paths(
     console: Console,
     overviews: OverviewWriter | None = None,
 ) -> None:
-    """Ingest each file, recording its outcome; one bad file never stops the batch."""
+    """Ingest each file, recording its outcome; one bad file never stops the batch.
+
+    Files are parsed in a worker process under the SEXTANT_PARSE_* and SEXTANT_MAX_* limits, so a file that
+    stalls or exhausts memory is refused like any unreadable one.
+    """
     owners: dict[str, Path] = {}
     with (
+        BoundedParser(ParseLimits.from_settings(kb.settings)) as parser,
         Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -149,7 +155,7 @@ def ingest_paths(
                 continue
             owners[doc_id] = path
             try:
-                doc = load_file(path)
+                doc = parser.parse_file(path)
                 outcome = kb.ingest(doc_id, doc, source=str(path.resolve()), category=category)
             except LoadError as exc:
                 summary.refused.append((str(path), exc.reason))

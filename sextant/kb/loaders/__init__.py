@@ -32,13 +32,20 @@ def supported_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES)
 
 
-def load_bytes(data: bytes, name: str) -> LoadedDocument:
+def load_bytes(data: bytes, name: str, *, max_pdf_pages: int | None = None) -> LoadedDocument:
     """Load a file's bytes, choosing the loader by the suffix of ``name``.
 
+    ``max_pdf_pages`` refuses a longer PDF before any page is read.
+
     Raises:
-        LoadError: the format is not supported or the file cannot be read; the reason says which.
+        LoadError: the format is not supported, the file cannot be read or is over the page limit; the
+            reason says which.
     """
     suffix = Path(name).suffix.lower()
+    if suffix == ".pdf" and max_pdf_pages is not None:
+        from sextant.kb.loaders import pdf
+
+        return pdf.load(data, name, max_pages=max_pdf_pages)
     loader = _loaders().get(suffix)
     if loader is None:
         supported = ", ".join(SUPPORTED_SUFFIXES)

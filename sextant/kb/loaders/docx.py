@@ -61,7 +61,7 @@ def load(data: bytes, name: str) -> LoadedDocument:
     if not len(out):
         raise LoadError(name, "empty: the document has no text in its paragraphs or tables")
     text = out.text()
-    title = clean_title(document.core_properties.title or "") or style_title
+    title = clean_title(_core_title(document)) or style_title
     title = title or (headings[0].title if headings else "") or stem(name)
     return LoadedDocument(text=text, title=title, sections=close_sections(headings, len(text)), tables=tuple(tables))
 
@@ -80,6 +80,14 @@ def _open(data: bytes, name: str) -> DocxDocument:
     # python-docx reports damage as whichever error its zip, XML or package layer hit first.
     except Exception as exc:
         raise LoadError(name, f"not a readable .docx ({type(exc).__name__}: {exc}); re-save it from Word") from exc
+
+
+def _core_title(document: DocxDocument) -> str:
+    try:
+        return document.core_properties.title or ""
+    # A damaged docProps/core.xml (fuzz corpus) is only metadata lost; python-docx raises what its XML layer hit.
+    except Exception:
+        return ""
 
 
 def _style_name(paragraph: Paragraph) -> str:

@@ -46,29 +46,37 @@ _CONVERTER_PREFIXES = ("microsoft word - ", "microsoft powerpoint - ")
 _FILE_SUFFIXES = (".doc", ".docx", ".dvi", ".tex", ".pdf", ".ps", ".indd", ".rtf", ".odt")
 
 
-def load(data: bytes, name: str) -> LoadedDocument:
-    """Load a PDF.
+def load(data: bytes, name: str, *, max_pages: int | None = None) -> LoadedDocument:
+    """Load a PDF; with ``max_pages``, one with more pages is refused before any page is read.
 
     Raises:
-        LoadError: the PDF is encrypted, has no text layer (scanned), has no pages, or neither
-            PyMuPDF nor pypdf can read it.
+        LoadError: the PDF is encrypted, has no text layer (scanned), has no pages or too many, or
+            neither PyMuPDF nor pypdf can read it.
     """
     try:
         document = pymupdf.open(stream=data, filetype="pdf")
     # MuPDF reports a damaged file through several unrelated exception types.
     except Exception as exc:
-        return _load_with_pypdf(data, name, f"PyMuPDF: {exc}")
+        return _load_with_pypdf(data, name, f"PyMuPDF: {exc}", max_pages)
     with document:
-        if document.needs_pass:
-            raise LoadError(name, _ENCRYPTED)
-        if document.page_count == 0:
-            raise LoadError(name, _NO_PAGES)
         try:
+            # Even the page count can fail on a damaged page tree (fuzz corpus: "Invalid number of pages").
+            if document.needs_pass:
+                raise LoadError(name, _ENCRYPTED)
+            if document.page_count == 0:
+                raise LoadError(name, _NO_PAGES)
+            _check_pages(document.page_count, max_pages, name)
             return _load_with_pymupdf(document, name)
         except LoadError:
             raise
         except Exception as exc:
-            return _load_with_pypdf(data, name, f"PyMuPDF: {exc}")
+            return _load_with_pypdf(data, name, f"PyMuPDF: {exc}", max_pages)
+
+
+def _check_pages(count: int, max_pages: int | None, name: str) -> None:
+    if max_pages is not None and count > max_pages:
+        limit = f"SEXTANT_MAX_PDF_PAGES={max_pages}"
+        raise LoadError(name, f"the PDF has {count} pages, more than {limit}; split it, or raise the limit")
 
 
 def _load_with_pymupdf(document: pymupdf.Document, name: str) -> LoadedDocument:
@@ -154,7 +162,7 @@ def _first_line(text: str) -> str:
     return next((clean_title(line) for line in text.splitlines() if line.strip()), "")
 
 
-def _load_with_pypdf(data: bytes, name: str, first_error: str) -> LoadedDocument:
+def _load_with_pypdf(data: bytes, name: str, first_error: str, max_pages: int | None = None) -> LoadedDocument:
     """Plain per-page text through pypdf, for files PyMuPDF cannot handle."""
     import pypdf
 
@@ -162,6 +170,7 @@ def _load_with_pypdf(data: bytes, name: str, first_error: str) -> LoadedDocument
         reader = pypdf.PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise LoadError(name, _ENCRYPTED)
+        _check_pages(len(reader.pages), max_pages, name)
         texts = [normalise(page.extract_text() or "") for page in reader.pages]
         labels = list(reader.page_labels)
         toc = _pypdf_outline(reader, reader.outline, 1)

@@ -54,3 +54,22 @@ def test_a_pq_size_that_does_not_divide_the_dimension_is_refused(settings: KbSet
     bad = settings.model_copy(update={"ann_index": "ivfpq", "ann_pq_m": 5})
     with pytest.raises(KnowledgeBaseError, match="SEXTANT_ANN_PQ_M"):
         KnowledgeBase.open(bad, embedder=embedder)
+
+
+def test_dense_search_follows_another_clients_writes(settings: KbSettings, embedder: Embedder) -> None:
+    """Like the BM25 cache, the index follows writes by another client of the store (sextant-ingest beside
+    sextant-kb here), before a search; overviews are chunks in it too."""
+    flat = settings.model_copy(update={"ann_index": "flat", "lexical_refresh_s": 0.0})
+    with KnowledgeBase.open(flat, embedder=embedder) as server, KnowledgeBase.open(flat, embedder=embedder) as ingest:
+        ingest.ingest("espresso", _doc(ESPRESSO, "Espresso care"))
+        ingest.set_overview("espresso", "How to keep an espresso machine clean.")
+        ingest.ingest("bees", _doc(BEES, "Bees"))
+        assert (
+            server.search("descale the espresso machine", mode="dense", abstain=False).hits[0].document_id == "espresso"
+        )
+        assert server.ann is not None and ingest.ann is not None
+        live = {cid for doc in ("espresso", "bees") for cid in server.document(doc).chunk_ids()}
+        assert server.ann.ids() == ingest.ann.ids() == live and len(live) == 3  # two chunks and the overview
+        ingest.forget("espresso")
+        after = server.search("descale the espresso machine", k=5, mode="dense", abstain=False)
+        assert {h.document_id for h in after.hits} == {"bees"} and len(server.ann) == server.store.chunk_count()

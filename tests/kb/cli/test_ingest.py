@@ -67,3 +67,14 @@ def test_two_files_with_one_id_in_a_run_are_not_merged(
     (tmp_path / "b" / "guide.txt").write_text("Guide B, second guide.\n", encoding="utf-8")
     assert _run([str(tmp_path / "a" / "guide.md"), str(tmp_path / "b" / "guide.txt")]) == 1
     assert "id 'guide' is already taken" in capsys.readouterr().out
+
+
+def test_a_file_over_the_size_limit_is_refused_naming_the_limit(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SEXTANT_MAX_FILE_BYTES", "64")
+    (tmp_path / "short.md").write_text("# Short\n\nFits.\n", encoding="utf-8")
+    (tmp_path / "long.md").write_text("# Long\n\n" + "Too long to parse. " * 10, encoding="utf-8")
+    assert _run([str(tmp_path / "short.md"), str(tmp_path / "long.md")]) == 1
+    out = capsys.readouterr().out
+    assert "1 added" in out and "more than SEXTANT_MAX_FILE_BYTES=64" in out

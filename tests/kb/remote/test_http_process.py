@@ -1,0 +1,191 @@
+"""The real ``sextant-kb --http`` process, driven by the SDK's Streamable HTTP client: the boundary itself."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult, TextContent
+
+from sextant.kb.remote.tokens import KB_READ, KB_WRITE, TokenStore
+from tests.kb.test_server_stdio import _server_command
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+READY = "sextant-kb: MCP over HTTP at "
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@dataclass
+class Served:
+    url: str
+    writer: str
+    reader: str
+    stderr: list[str]
+
+
+def _environment(home: Path) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "SEXTANT_CHROMA_DIR": str(home / "store"),
+        "SEXTANT_LOG_LEVEL": "WARNING",
+    }
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One server for the module (it loads the embedding model), on a port the OS picks, always stopped."""
+    home = tmp_path_factory.mktemp("kb-http")
+    store = TokenStore(home / "store" / "kb-tokens.json")
+    writer, reader = store.mint("writer"), store.mint("reader", read_only=True)
+    command, args = _server_command()
+    lines: list[str] = []
+    with subprocess.Popen(
+        [command, *args, "--http", "--port", "0"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_environment(home),
+        cwd=home,
+    ) as proc:
+        assert proc.stderr is not None
+        stderr = proc.stderr
+        # Keeps reading once the server is up, so a chatty server never blocks on a full pipe.
+        drain = threading.Thread(target=lambda: lines.extend(stderr), daemon=True)
+        try:
+            url = None
+            while url is None:  # stderr closes if the server dies: bounded
+                line = stderr.readline()
+                assert line, f"sextant-kb --http exited before serving: {''.join(lines)}"
+                lines.append(line)
+                if line.startswith(READY):
+                    url = line[len(READY) :].strip()
+            drain.start()
+            yield Served(url=url, writer=writer, reader=reader, stderr=lines)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if drain.is_alive():
+                drain.join()  # the pipe is at its end: the process is gone
+
+
+def _http(token: str | None = None) -> httpx2.AsyncClient:
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(120.0))
+
+
+def _client(http: httpx2.AsyncClient, url: str) -> Client:
+    return Client(streamable_http_client(url, http_client=http))
+
+
+def _text(result: CallToolResult) -> str:
+    return " ".join(c.text for c in result.content if isinstance(c, TextContent))
+
+
+async def test_no_token_or_a_wrong_one_gets_401_pointing_at_the_metadata(served: Served) -> None:
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    base = served.url.removesuffix("/mcp")
+    for token in (None, "skb_wrong"):
+        async with _http(token) as http:
+            response = await http.post(served.url, json=initialize, headers=headers)
+        assert response.status_code == 401
+        challenge = response.headers["www-authenticate"]
+        assert challenge.startswith("Bearer ")
+        assert f'resource_metadata="{base}/.well-known/oauth-protected-resource/mcp"' in challenge
+
+
+async def test_the_protected_resource_metadata_is_public(served: Served) -> None:
+    base = served.url.removesuffix("/mcp")
+    async with _http() as http:
+        for path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"):
+            document = (await http.get(base + path)).json()
+            assert document["resource"] == served.url
+            assert document["bearer_methods_supported"] == ["header"]
+            assert document["scopes_supported"] == [KB_READ, KB_WRITE]
+            assert "authorization_servers" not in document  # none configured: Sextant mints its own tokens
+
+
+async def test_a_foreign_origin_gets_403(served: Served) -> None:
+    async with _http(served.writer) as http:
+        response = await http.post(
+            served.url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            headers={"content-type": "application/json", "origin": "https://evil.example"},
+        )
+    assert response.status_code == 403
+
+
+async def test_a_write_token_ingests_and_finds_what_it_added(served: Served) -> None:
+    async with _http(served.writer) as http, _client(http, served.url) as client:
+        tools = {t.name for t in (await client.list_tools()).tools}
+        assert {"kb_search", "kb_list", "kb_ingest", "kb_upload", "kb_set_overview"} <= tools
+        document = {"id": "tea", "title": "Tea", "content": "Oolong is partially oxidised, 8 to 85 percent."}
+        ingest = await client.call_tool("kb_ingest", {"documents": [document]})
+        assert not ingest.is_error, _text(ingest)
+        found = await client.call_tool("kb_search", {"query": "how oxidised is oolong tea", "k": 1})
+        assert not found.is_error and found.structured_content is not None
+        assert found.structured_content["hits"][0]["document_id"] == "tea"
+
+
+async def test_a_read_token_searches_and_lists_but_every_writing_tool_is_refused(served: Served) -> None:
+    async with _http(served.writer) as http, _client(http, served.url) as client:
+        every = (await client.list_tools()).tools
+    writing = {t.name for t in every if not (t.annotations and t.annotations.read_only_hint)}
+    assert {"kb_ingest", "kb_upload", "kb_set_overview"} <= writing
+    async with _http(served.reader) as http, _client(http, served.url) as client:
+        visible = {t.name for t in (await client.list_tools()).tools}
+        assert visible == {t.name for t in every} - writing
+        assert not (await client.call_tool("kb_list", {})).is_error
+        searched = await client.call_tool("kb_search", {"query": "oolong", "k": 1})
+        assert not searched.is_error and searched.structured_content is not None
+        for name in sorted(writing):
+            refused = await client.call_tool(name, {})
+            assert refused.is_error and "'reader' is read-only" in _text(refused), name
+
+
+def test_http_without_a_token_refuses_to_start(tmp_path: Path) -> None:
+    command, args = _server_command()
+    done = subprocess.run(
+        [command, *args, "--http", "--port", "0"],
+        capture_output=True,
+        text=True,
+        env=_environment(tmp_path),
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert "holds no token" in done.stderr and "sextant-kb-token mint NAME" in done.stderr
+
+
+async def test_an_http_client_cannot_pick_a_workspace_through_meta(served: Served) -> None:
+    # Only the trusted stdio host names workspaces; over HTTP the key is ignored and the call uses the token's store.
+    workspace = {"sextant/workspace": "c" * 32}
+    document = {"id": "coffee", "title": "Coffee", "content": "Arabica grows best at high altitude."}
+    async with _http(served.writer) as http, _client(http, served.url) as client:
+        ingest = await client.call_tool("kb_ingest", {"documents": [document]}, meta=workspace)
+        assert not ingest.is_error, _text(ingest)
+        listed = await client.call_tool("kb_list", {})
+        assert listed.structured_content is not None
+        assert "coffee" in {d["id"] for d in listed.structured_content["documents"]}
+        dropped = await client.call_tool("kb_drop_workspace", {}, meta=workspace)
+        assert dropped.is_error and "names no workspace" in _text(dropped)
