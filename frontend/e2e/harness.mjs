@@ -67,11 +67,12 @@ function start(command, args, env, cwd) {
 }
 
 /**
- * Start the stack. `documents`: the corpus files to ingest (default: all but UPLOADED). `model`: the
- * agent's model settings (default: SEXTANT_PROVIDER=none, so answers are excerpts; LOCAL_MODEL for
- * the local llama.cpp model).
+ * Start the stack. `documents`: the corpus files to ingest (default: all but UPLOADED; none: an empty
+ * store). `model`: the agent's model settings (default: SEXTANT_PROVIDER=none, so answers are
+ * excerpts; LOCAL_MODEL for the local llama.cpp model). `workspaces`: SEXTANT_WORKSPACES=on, so each
+ * browser gets a private workspace.
  */
-export async function startStack({ documents = null, model = { SEXTANT_PROVIDER: "none" } } = {}) {
+export async function startStack({ documents = null, model = { SEXTANT_PROVIDER: "none" }, workspaces = false } = {}) {
   for (const tool of ["sextant-agent", "sextant-ingest"]) {
     if (!existsSync(path.join(VENV_BIN, tool))) throw new Error(`no ${tool} in ${VENV_BIN}: run 'bash scripts/setup.sh' first`);
   }
@@ -91,15 +92,18 @@ export async function startStack({ documents = null, model = { SEXTANT_PROVIDER:
     HF_HUB_OFFLINE: "1",
     TRANSFORMERS_OFFLINE: "1",
     TOKENIZERS_PARALLELISM: "false",
-    XDG_DATA_HOME: path.join(work, "data"), // the agent's spend file, away from the user's
+    SEXTANT_STATE_DIR: path.join(work, "agent"), // spend and workspace records, away from the checkout's
     SEXTANT_LAB_RESULTS: LAB_RESULTS, // the default in a checkout; named so a stray setting cannot change it
+    SEXTANT_WORKSPACES: workspaces ? "on" : "off",
   };
-  const ingest = spawnSync(path.join(VENV_BIN, "sextant-ingest"), ["-r", corpus], {
-    env: { ...process.env, ...env },
-    cwd: work,
-    encoding: "utf8",
-  });
-  if (ingest.status !== 0) throw new Error(`sextant-ingest failed (${ingest.status}):\n${ingest.stdout}\n${ingest.stderr}`);
+  if (chosen.length > 0) {
+    const ingest = spawnSync(path.join(VENV_BIN, "sextant-ingest"), ["-r", corpus], {
+      env: { ...process.env, ...env },
+      cwd: work,
+      encoding: "utf8",
+    });
+    if (ingest.status !== 0) throw new Error(`sextant-ingest failed (${ingest.status}):\n${ingest.stdout}\n${ingest.stderr}`);
+  }
 
   const [agentPort, uiPort] = [await freePort(), await freePort()];
   const ui = `http://127.0.0.1:${uiPort}`;

@@ -1,8 +1,9 @@
 /** The page: header, conversations, the thread and its composer, sources; the Index Lab on #/lab. */
 import { BookOpen, Command as CommandIcon, FileUp, FlaskConical, Keyboard, Menu, MessageSquare } from "lucide-react";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { getDocuments } from "@/api/client";
+import { deleteWorkspace, getDocuments } from "@/api/client";
 import type { DocumentEntry, Passage } from "@/api/types";
+import { ensureWorkspace, forget, workspaceState } from "@/api/workspace";
 import { HealthBanner } from "@/components/Banners";
 import { CommandPalette, ShortcutsDialog, type Command } from "@/components/CommandPalette";
 import { Composer } from "@/components/Composer";
@@ -12,6 +13,7 @@ import { Sidebar } from "@/components/Sidebar";
 import { Sources } from "@/components/Sources";
 import { Thread } from "@/components/Thread";
 import { ACCEPT, DropOverlay, UploadDialog, useUpload, type FileResult } from "@/components/Upload";
+import { SourcesGoneNote, WorkspaceLostBanner, WorkspaceNote } from "@/components/Workspace";
 import { Button } from "@/components/ui/button";
 import { Dialog } from "@/components/ui/dialog";
 import { Kbd } from "@/components/ui/kbd";
@@ -19,6 +21,7 @@ import { useToast } from "@/components/ui/toast";
 import { useAgentStream } from "@/hooks/useAgentStream";
 import { useConversations } from "@/hooks/useConversations";
 import { useHealth } from "@/hooks/useHealth";
+import { useWorkspace } from "@/hooks/useWorkspace";
 import { LabPage } from "@/lab/LabPage";
 import { applyEvent, buildRequest, startTurn, stopLast, toMarkdown } from "@/lib/conversation";
 import { citedLabels } from "@/lib/markdown";
@@ -50,6 +53,8 @@ function typingIn(target: EventTarget | null): boolean {
 export function App() {
   const toast = useToast();
   const [health, refreshHealth] = useHealth();
+  const workspace = useWorkspace();
+  const { refresh: refreshWorkspace } = workspace;
   const conv = useConversations(
     useCallback((n: number) => toast("info", `Removed the ${n} oldest conversation${n > 1 ? "s" : ""} to make room`), [toast]),
     useCallback((m: string) => toast("error", "Could not save the conversation", m), [toast]),
@@ -73,7 +78,9 @@ export function App() {
       .then(setDocuments)
       .catch(() => setDocuments((d) => d ?? []));
   }, []);
-  useEffect(refreshDocuments, [refreshDocuments]);
+  // A workspace created, lost or deleted changes which documents there are.
+  const heldId = workspace.held?.id;
+  useEffect(refreshDocuments, [refreshDocuments, heldId]);
 
   const onUploaded = useCallback(
     (results: FileResult[]) => {
@@ -104,13 +111,18 @@ export function App() {
       const request = buildRequest(conv.current, question);
       conv.update((c) => startTurn(c, question), true);
       const outcome = await stream.ask(request, (event) => {
-        conv.update((c) => (c.id === id ? applyEvent(c, event) : c), event.event === "done");
+        conv.update((c) => {
+          if (c.id !== id) return c;
+          const next = applyEvent(c, event);
+          return event.event === "sources" ? { ...next, workspace: workspaceState().held?.id } : next;
+        }, event.event === "done");
         if (event.event === "error") toast("error", "The answer failed", event.message);
       });
       if (outcome === "stopped") conv.update((c) => (c.id === id ? stopLast(c) : c), true);
+      refreshWorkspace();
       inputRef.current?.focus();
     },
-    [stream, conv, toast],
+    [stream, conv, toast, refreshWorkspace],
   );
 
   const retry = useCallback(() => {
@@ -143,10 +155,25 @@ export function App() {
     URL.revokeObjectURL(a.href);
   }, [current, toast]);
 
+  /** How many more documents may be added: a workspace's limit less what it holds; no limit without workspaces. */
+  const roomForDocuments = useCallback(async () => {
+    const held = await ensureWorkspace();
+    return held ? Math.max(0, held.limits.documents - (documents?.length ?? 0)) : Infinity;
+  }, [documents]);
+
   const loadSample = useCallback(async () => {
     setLoadingSample(true);
     try {
-      const names = (await (await fetch("/sample/index.json")).json()) as string[];
+      let names = (await (await fetch("/sample/index.json")).json()) as string[];
+      const room = await roomForDocuments();
+      if (room === 0) {
+        toast("error", "This workspace is full", "Delete it (command palette) to start an empty one.");
+        return;
+      }
+      if (room < names.length) {
+        names = names.slice(0, room);
+        toast("info", `Loading ${room} of the sample documents`, "That is all this workspace has room for.");
+      }
       const files = await Promise.all(
         names.map(async (name) => new File([await (await fetch(`/sample/${encodeURIComponent(name)}`)).blob()], name)),
       );
@@ -156,7 +183,24 @@ export function App() {
     } finally {
       setLoadingSample(false);
     }
-  }, [uploads, toast]);
+  }, [uploads, toast, roomForDocuments]);
+
+  const removeWorkspace = useCallback(async () => {
+    if (!workspace.held) {
+      toast("info", "No workspace to delete", "One is created with your first question or upload.");
+      return;
+    }
+    const count = documents?.length ?? 0;
+    if (!window.confirm(`Delete this workspace and its ${count} document${count === 1 ? "" : "s"}? This cannot be undone.`)) return;
+    try {
+      const { status } = await deleteWorkspace();
+      forget();
+      switchTo(conv.startNew);
+      toast("success", "Workspace deleted", status === "deleting" ? "Its documents go as soon as the answer running in it ends." : undefined);
+    } catch (error) {
+      toast("error", "Could not delete the workspace", (error as Error).message);
+    }
+  }, [workspace.held, documents, toast, switchTo, conv.startNew]);
 
   const dismissWelcome = () => {
     window.localStorage.setItem(FIRST_RUN_KEY, "1");
@@ -186,6 +230,9 @@ export function App() {
       },
       { id: "upload", group: "Documents", label: "Upload files…", shortcut: "U", run: () => fileRef.current?.click() },
       { id: "sample", group: "Documents", label: "Load the sample corpus", run: () => void loadSample() },
+      ...(workspace.on
+        ? [{ id: "delete-workspace", group: "Workspace", label: "Delete this workspace", run: () => void removeWorkspace() }]
+        : []),
       { id: "sources", group: "View", label: "Show the sources", shortcut: "S", run: () => setDrawer("sources") },
       { id: "ask", group: "Go to", label: "Ask", shortcut: "A", run: () => go("ask") },
       { id: "lab", group: "Go to", label: "Index Lab", shortcut: "L", run: () => go("lab") },
@@ -193,7 +240,7 @@ export function App() {
       { id: "keys", group: "Help", label: "Keyboard shortcuts", shortcut: "?", run: () => setShortcuts(true) },
       ...conv.list.map((c) => ({ id: `open-${c.id}`, group: "Open", label: c.title, run: () => switchTo(() => conv.open(c.id)) })),
     ],
-    [conv, current, exportMarkdown, loadSample, switchTo],
+    [conv, current, exportMarkdown, loadSample, switchTo, workspace.on, removeWorkspace],
   );
 
   useEffect(() => {
@@ -232,6 +279,7 @@ export function App() {
     if (el && el.scrollHeight - el.scrollTop - el.clientHeight < 160) el.scrollTop = el.scrollHeight;
   }, [lastText, current.turns.length]);
 
+  const sourcesGone = workspace.on === true && current.workspace !== undefined && current.workspace !== workspace.held?.id;
   const cited = useMemo(() => new Set(current.turns.flatMap((t) => citedLabels(t.text))), [current.turns]);
   const sources = (
     <Sources passages={current.passages} cited={cited} loading={stream.streaming} onOpen={setOpen} />
@@ -244,7 +292,9 @@ export function App() {
       onNew={() => switchTo(conv.startNew)}
       onRename={conv.rename}
       onDelete={conv.remove}
-    />
+    >
+      <WorkspaceNote state={workspace} asked={workspace.asked} />
+    </Sidebar>
   );
 
   return (
@@ -322,6 +372,7 @@ export function App() {
         />
       </header>
       <HealthBanner health={health} onRetry={refreshHealth} />
+      <WorkspaceLostBanner state={workspace} />
 
       <div className="flex min-h-0 flex-1">
         <aside className="hidden w-64 shrink-0 border-r md:block">{sidebar}</aside>
@@ -345,7 +396,10 @@ export function App() {
                     onAsk={(q) => void ask(q)}
                   />
                 ) : (
-                  <Thread turns={current.turns} passages={current.passages} onOpen={setOpen} onRetry={retry} />
+                  <>
+                    {sourcesGone && <SourcesGoneNote />}
+                    <Thread turns={current.turns} passages={current.passages} onOpen={setOpen} onRetry={retry} />
+                  </>
                 )}
               </div>
             </div>
@@ -376,7 +430,7 @@ export function App() {
       <Dialog open={drawer === "sources"} onClose={() => setDrawer(null)} title={`Sources (${current.passages.length})`} side="right">
         {sources}
       </Dialog>
-      <PassageViewer passage={open} onClose={() => setOpen(null)} />
+      <PassageViewer passage={open} gone={sourcesGone} onClose={() => setOpen(null)} />
       <CommandPalette open={palette} onClose={() => setPalette(false)} commands={commands} />
       <ShortcutsDialog open={shortcuts} onClose={() => setShortcuts(false)} shortcuts={SHORTCUTS} />
       <UploadDialog run={uploads.run} onClose={uploads.clear} />

@@ -1,82 +1,75 @@
-/** The agent's HTTP API, typed by the generated schema. Errors carry the server's own message. */
+/** The agent's HTTP API, typed by the generated schema: errors carry its own message; calls that reach a workspace send its token. */
 import { apiBase } from "./config";
-import type { DocumentEntry, DocumentsResponse, Health, IngestResponse, PageText } from "./types";
+import { ApiError, errorFrom, messageFrom, request, unreachable } from "./http";
+import type { DocumentEntry, DocumentsResponse, Health, IngestResponse, PageText, WorkspaceDeleted, WorkspaceInfo } from "./types";
+import { authorization, learnMode, refused, type Access } from "./workspace";
 
-export class ApiError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-  ) {
-    super(message);
-    this.name = "ApiError";
-  }
-}
+/** Why a read found nothing to read: workspaces are on and this browser holds none. */
+export const NO_WORKSPACE = "this browser holds no workspace now; documents from an earlier one were deleted with it";
 
-/** The message a failed response carries: FastAPI's `detail` (a string or validation list), else the status. */
-export async function errorFrom(response: Response): Promise<ApiError> {
-  let message = `${response.status} ${response.statusText}`.trim();
-  try {
-    const body = (await response.json()) as { detail?: unknown };
-    if (typeof body.detail === "string") message = body.detail;
-    else if (Array.isArray(body.detail))
-      message = body.detail.map((d: { msg?: string }) => d.msg ?? JSON.stringify(d)).join("; ");
-  } catch {
-    /* not JSON: keep the status line */
-  }
-  if (response.status === 429) {
-    const retry = response.headers.get("Retry-After");
-    if (retry) message += ` (try again in ${retry} s)`;
-  }
-  return new ApiError(message, response.status);
-}
-
-async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
-  let response: Response;
-  try {
-    response = await fetch(`${apiBase()}${path}`, { signal });
-  } catch (error) {
-    if ((error as Error).name === "AbortError") throw error;
-    throw new ApiError(`cannot reach the agent at ${apiBase()}`, 0);
-  }
+/**
+ * A request with the workspace's token; every call to the agent that needs one comes through here
+ * (or through uploadFiles). Throws ApiError with the agent's message; a 401 drops the held token.
+ */
+export async function send(path: string, init: RequestInit = {}, access: Access = "read"): Promise<Response> {
+  const auth = await authorization(access);
+  if (auth === null) throw new ApiError(NO_WORKSPACE, 401);
+  const response = await request(path, { ...init, headers: { ...auth, ...(init.headers as Record<string, string> | undefined) } });
+  if (response.status === 401) throw refused(auth, await errorFrom(response));
   if (!response.ok) throw await errorFrom(response);
-  return (await response.json()) as T;
+  return response;
 }
 
-export const getHealth = (signal?: AbortSignal) => getJson<Health>("/health", signal);
+export async function getHealth(signal?: AbortSignal): Promise<Health> {
+  const response = await request("/health", { signal });
+  if (!response.ok) throw await errorFrom(response);
+  const health = (await response.json()) as Health;
+  learnMode(health.workspaces === true);
+  return health;
+}
 
+/** Every document; none while workspaces are on and this browser holds none (one is made on the first upload). */
 export async function getDocuments(signal?: AbortSignal): Promise<DocumentEntry[]> {
-  return (await getJson<DocumentsResponse>("/documents", signal)).documents;
+  if ((await authorization("read")) === null) return [];
+  return ((await (await send("/documents", { signal })).json()) as DocumentsResponse).documents;
 }
 
-export const getPage = (documentId: string, page: number, signal?: AbortSignal) =>
-  getJson<PageText>(`/documents/${encodeURIComponent(documentId)}/pages/${page}`, signal);
+export async function getPage(documentId: string, page: number, signal?: AbortSignal): Promise<PageText> {
+  return (await (await send(`/documents/${encodeURIComponent(documentId)}/pages/${page}`, { signal })).json()) as PageText;
+}
+
+export async function getWorkspace(signal?: AbortSignal): Promise<WorkspaceInfo> {
+  return (await (await send("/workspaces/current", { signal })).json()) as WorkspaceInfo;
+}
+
+export async function deleteWorkspace(): Promise<WorkspaceDeleted> {
+  return (await (await send("/workspaces/current", { method: "DELETE" })).json()) as WorkspaceDeleted;
+}
 
 /** POST /upload with upload progress (fetch cannot report it; XMLHttpRequest can). */
-export function uploadFiles(
-  files: File[],
-  onProgress: (fraction: number) => void,
-  signal?: AbortSignal,
-): Promise<IngestResponse> {
+export async function uploadFiles(files: File[], onProgress: (fraction: number) => void, signal?: AbortSignal): Promise<IngestResponse> {
+  const auth = await authorization("act");
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     const form = new FormData();
     for (const file of files) form.append("files", file, file.name);
     xhr.open("POST", `${apiBase()}/upload`);
+    for (const [name, value] of Object.entries(auth ?? {})) xhr.setRequestHeader(name, value);
     xhr.responseType = "json";
     xhr.upload.onprogress = (e) => {
       if (e.lengthComputable) onProgress(e.loaded / e.total);
     };
     xhr.onload = () => {
-      const body = xhr.response as { detail?: unknown } | null;
+      const body = xhr.response as unknown;
       if (xhr.status >= 200 && xhr.status < 300 && body) {
         onProgress(1);
         resolve(body as IngestResponse);
-      } else {
-        const detail = body && typeof body.detail === "string" ? body.detail : `upload failed (${xhr.status})`;
-        reject(new ApiError(detail, xhr.status));
+        return;
       }
+      const error = new ApiError(messageFrom(xhr.status, `upload failed`, body, xhr.getResponseHeader("Retry-After")), xhr.status);
+      reject(xhr.status === 401 && auth ? refused(auth, error) : error);
     };
-    xhr.onerror = () => reject(new ApiError(`cannot reach the agent at ${apiBase()}`, 0));
+    xhr.onerror = () => reject(unreachable());
     xhr.onabort = () => reject(new DOMException("aborted", "AbortError"));
     signal?.addEventListener("abort", () => xhr.abort());
     xhr.send(form);

@@ -225,6 +225,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workspaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Workspace
+         * @description Create a private, expiring workspace (only with SEXTANT_WORKSPACES=on). Its token is shown once; send it
+         *     as `Authorization: Bearer <token>` on every other request.
+         */
+        post: operations["create_workspace_workspaces_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspaces/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Current
+         * @description The caller's workspace: when it expires, what it has used, its limits.
+         */
+        get: operations["current_workspaces_current_get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Workspace
+         * @description Delete the caller's workspace and every document in it. Its token stops working at once; a request
+         *     still running in it finishes first.
+         */
+        delete: operations["delete_workspace_workspaces_current_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -423,6 +469,12 @@ export interface components {
              * @enum {string}
              */
             status: "ok" | "degraded";
+            /**
+             * Workspaces
+             * @description Each caller works in a private, expiring workspace: POST /workspaces, then send its token.
+             * @default false
+             */
+            workspaces: boolean;
         };
         /** IngestRequest */
         IngestRequest: {
@@ -873,6 +925,63 @@ export interface components {
              */
             unsupported?: string[];
         };
+        /** WorkspaceCreated */
+        WorkspaceCreated: {
+            /**
+             * Expires At
+             * @description When it and its documents are deleted (Unix time, seconds).
+             */
+            expires_at: number;
+            limits: components["schemas"]["WorkspaceLimits"];
+            /** Questions Asked */
+            questions_asked: number;
+            /**
+             * Token
+             * @description Bearer token for every later request (Authorization: Bearer …). Shown once.
+             */
+            token: string;
+        };
+        /** WorkspaceDeleted */
+        WorkspaceDeleted: {
+            /**
+             * Status
+             * @description deleting: a request still running in it finishes first; it is gone within about 30 s.
+             * @enum {string}
+             */
+            status: "deleted" | "deleting";
+        };
+        /**
+         * WorkspaceInfo
+         * @description A private workspace: its documents are seen and searched by the holder of its token alone.
+         */
+        WorkspaceInfo: {
+            /**
+             * Expires At
+             * @description When it and its documents are deleted (Unix time, seconds).
+             */
+            expires_at: number;
+            limits: components["schemas"]["WorkspaceLimits"];
+            /** Questions Asked */
+            questions_asked: number;
+        };
+        /** WorkspaceLimits */
+        WorkspaceLimits: {
+            /**
+             * Documents
+             * @description Most documents in the workspace (SEXTANT_WORKSPACE_DOCUMENTS).
+             */
+            documents: number;
+            /**
+             * File Mb
+             * @description Largest file an upload may carry, in MB.
+             */
+            file_mb: number;
+            /**
+             * Questions
+             * @description Most questions the workspace may ask (SEXTANT_WORKSPACE_QUESTIONS).
+             */
+            questions: number;
+        };
     };
     responses: never;
     parameters: never;
@@ -1175,6 +1284,66 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    create_workspace_workspaces_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceCreated"];
+                };
+            };
+        };
+    };
+    current_workspaces_current_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceInfo"];
+                };
+            };
+        };
+    };
+    delete_workspace_workspaces_current_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceDeleted"];
                 };
             };
         };

@@ -43,3 +43,8 @@ export type LabComparison = S["LabComparison"];
 export type LabAnswer = S["LabAnswer"];
 export type LabHit = S["LabHit"];
 export type CompareRequest = S["CompareRequest"];
+
+export type WorkspaceCreated = S["WorkspaceCreated"];
+export type WorkspaceInfo = S["WorkspaceInfo"];
+export type WorkspaceLimits = S["WorkspaceLimits"];
+export type WorkspaceDeleted = S["WorkspaceDeleted"];

@@ -1,4 +1,7 @@
-/** The passage behind a citation: the whole chunk, its document, page label, section; the page on request. */
+/**
+ * The passage behind a citation: the whole chunk, its document, page label, section; the page on request,
+ * unless `gone`: its document was deleted with the workspace it was in, and only the quoted passage is left.
+ */
 import { ExternalLink, FileText } from "lucide-react";
 import { useEffect, useState } from "react";
 import { getPage } from "@/api/client";
@@ -8,7 +11,7 @@ import { Button } from "./ui/button";
 import { Dialog } from "./ui/dialog";
 import { Skeleton } from "./ui/skeleton";
 
-export function PassageViewer({ passage, onClose }: { passage: Passage | null; onClose: () => void }) {
+export function PassageViewer({ passage, gone = false, onClose }: { passage: Passage | null; gone?: boolean; onClose: () => void }) {
   const [page, setPage] = useState<{ state: "idle" | "loading" | "ready" | "failed"; text?: string; error?: string }>({
     state: "idle",
   });
@@ -81,12 +84,17 @@ export function PassageViewer({ passage, onClose }: { passage: Passage | null; o
                 <ExternalLink /> Open the web page
               </Button>
             )}
-            {passage.document_id && passage.page && page.state !== "ready" && (
+            {passage.document_id && passage.page && !gone && page.state !== "ready" && (
               <Button variant="outline" size="sm" onClick={showPage} disabled={page.state === "loading"}>
                 <FileText /> Show the whole page {passage.page_label ?? passage.page}
               </Button>
             )}
           </div>
+          {gone && passage.tier !== "web" && (
+            <p className="text-sm text-muted-foreground" data-testid="passage-gone">
+              Its document was deleted with the workspace it was in: the passage above is all that is left of it.
+            </p>
+          )}
           {page.state === "loading" && (
             <div className="space-y-2" aria-label="Loading the page">
               <Skeleton className="h-4 w-full" />

@@ -1,6 +1,6 @@
-/** Saved conversations: open, rename, delete, start a new one. */
+/** Saved conversations: open, rename, delete, start a new one; `children` go at the foot. */
 import { Check, MessageSquare, Pencil, Plus, Trash2, X } from "lucide-react";
-import { useState } from "react";
+import { useState, type ReactNode } from "react";
 import type { ConversationMeta } from "@/lib/storage";
 import { cn } from "@/lib/utils";
 import { Button } from "./ui/button";
@@ -13,9 +13,10 @@ interface SidebarProps {
   onNew: () => void;
   onRename: (id: string, title: string) => void;
   onDelete: (id: string) => void;
+  children?: ReactNode;
 }
 
-export function Sidebar({ list, currentId, onOpen, onNew, onRename, onDelete }: SidebarProps) {
+export function Sidebar({ list, currentId, onOpen, onNew, onRename, onDelete, children }: SidebarProps) {
   const [editing, setEditing] = useState<string | null>(null);
   const [draft, setDraft] = useState("");
   return (
@@ -95,6 +96,7 @@ export function Sidebar({ list, currentId, onOpen, onNew, onRename, onDelete }: 
           ))}
         </ul>
       )}
+      {children}
     </nav>
   );
 }

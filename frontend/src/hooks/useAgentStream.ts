@@ -3,8 +3,7 @@
  * typed event to the caller. One stream at a time; `stop()` aborts it.
  */
 import { useCallback, useEffect, useRef, useState } from "react";
-import { errorFrom } from "@/api/client";
-import { apiBase } from "@/api/config";
+import { send } from "@/api/client";
 import { readAgentEvents } from "@/api/sse";
 import type { AgentEvent, QueryRequest } from "@/api/types";
 
@@ -27,19 +26,17 @@ export function useAgentStream() {
       onEvent(event);
     };
     try {
-      let response: Response;
-      try {
-        response = await fetch(`${apiBase()}/query/stream`, {
+      const response = await send(
+        "/query/stream",
+        {
           method: "POST",
           headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
           body: JSON.stringify(body),
           signal: abort.signal,
-        });
-      } catch (error) {
-        if ((error as Error).name === "AbortError") throw error;
-        throw new Error(`cannot reach the agent at ${apiBase()}`);
-      }
-      if (!response.ok || !response.body) throw await errorFrom(response);
+        },
+        "act",
+      );
+      if (!response.body) throw new Error("the agent sent an empty answer stream");
       await readAgentEvents(response.body, emit);
       if (!sawDone) emit({ event: "done", request_id: response.headers.get("X-Request-ID") ?? "", elapsed_ms: 0 });
       return "done";

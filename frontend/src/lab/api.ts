@@ -1,6 +1,6 @@
 /** The Index Lab API (`GET /lab`, `POST /lab/compare`), typed by the generated schema. */
-import { errorFrom } from "@/api/client";
-import { apiBase } from "@/api/config";
+import { send } from "@/api/client";
+import { errorFrom, request } from "@/api/http";
 import type { CompareRequest, LabComparison, LabDataset, LabOverview } from "@/api/types";
 
 export type { LabAnswer, LabComparison, LabDataset, LabHit, LabIndex, LabOverview, LabPoint } from "@/api/types";
@@ -21,10 +21,10 @@ export function labState(overview: LabOverview): LabState {
 export async function getLab(signal?: AbortSignal): Promise<LabState> {
   let response: Response;
   try {
-    response = await fetch(`${apiBase()}/lab`, { signal });
+    response = await request("/lab", { signal });
   } catch (error) {
     if ((error as Error).name === "AbortError") throw error;
-    return { state: "unavailable", why: `cannot reach the agent at ${apiBase()}` };
+    return { state: "unavailable", why: (error as Error).message };
   }
   if (response.status === 404) return { state: "unavailable", why: "this agent has no Index Lab API (GET /lab answered 404)" };
   if (!response.ok) return { state: "unavailable", why: (await errorFrom(response)).message };
@@ -33,12 +33,10 @@ export async function getLab(signal?: AbortSignal): Promise<LabState> {
 
 export async function compare(query: string, k = 5, signal?: AbortSignal): Promise<LabComparison> {
   const body: CompareRequest = { query, k };
-  const response = await fetch(`${apiBase()}/lab/compare`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(body),
-    signal,
-  });
-  if (!response.ok) throw await errorFrom(response);
+  const response = await send(
+    "/lab/compare",
+    { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body), signal },
+    "act",
+  );
   return (await response.json()) as LabComparison;
 }

@@ -41,6 +41,8 @@ export interface Conversation {
   updatedAt: number;
   turns: ChatTurn[];
   passages: Passage[];
+  /** The workspace its latest sources came from (this browser's name for it); absent without workspaces. */
+  workspace?: string;
 }
 
 export const MAX_HISTORY = 40; // QueryRequest.history max_length
