@@ -476,6 +476,9 @@ def _routes(app: FastAPI) -> None:
             if state.uploads_today is not None:
                 state.uploads_today.add(len(files))
             results = await _upload_each(state, files)
+        if all(r.status == "refused" for r in results):
+            # Nothing was stored: a client that checks only the status must see the refusal and its reasons.
+            raise HTTPException(422, "; ".join(f"{r.name}: {r.reason}" for r in results))
         return IngestResponse(request_id=current_request_id.get() or "", results=results)
 
     async def _upload_each(state: AgentState, files: list[UploadFile]) -> list[IngestResult]:
@@ -484,7 +487,7 @@ def _routes(app: FastAPI) -> None:
             name = upload.filename or "upload"
             data = await upload.read(MAX_UPLOAD_BYTES + 1)
             if len(data) > MAX_UPLOAD_BYTES:
-                results.append(_refused(name, f"larger than the {MAX_UPLOAD_BYTES // (1024 * 1024)} MB limit"))
+                results.append(_refused(name, f"larger than the agent's upload limit of {MAX_UPLOAD_BYTES // (1024 * 1024)} MB per file"))
                 continue
             if not data:
                 results.append(_refused(name, "the file is empty"))

@@ -182,6 +182,15 @@ def test_upload_parses_files_on_the_server_keeping_pages(client_for: Any) -> Non
     assert client.get("/documents/lighthouse-history/pages/999").status_code == 404
 
 
+def test_an_upload_whose_every_file_is_refused_is_a_4xx_carrying_the_reasons(client_for: Any) -> None:
+    client = client_for()
+    files = [("files", ("notes.exe", b"MZ", "application/octet-stream")), ("files", ("empty.md", b"", "text/markdown"))]
+    response = client.post("/upload", files=files)
+    assert response.status_code == 422
+    assert "notes.exe: unsupported file type" in response.json()["detail"]
+    assert "empty.md: the file is empty" in response.json()["detail"]
+
+
 NOTES = ("files", ("notes.md", b"# Notes\n\nThe parks budget was approved.", "text/markdown"))
 
 
