@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, File, HTTPException, Request, Response, UploadFile
+from fastapi import Path as PathParam
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import StreamingResponse
@@ -487,7 +488,8 @@ def _routes(app: FastAPI) -> None:
             name = upload.filename or "upload"
             data = await upload.read(MAX_UPLOAD_BYTES + 1)
             if len(data) > MAX_UPLOAD_BYTES:
-                results.append(_refused(name, f"larger than the agent's upload limit of {MAX_UPLOAD_BYTES // (1024 * 1024)} MB per file"))
+                limit_mb = MAX_UPLOAD_BYTES // (1024 * 1024)
+                results.append(_refused(name, f"larger than the agent's upload limit of {limit_mb} MB per file"))
                 continue
             if not data:
                 results.append(_refused(name, "the file is empty"))
@@ -510,10 +512,12 @@ def _routes(app: FastAPI) -> None:
         return DocumentsResponse.model_validate(await _kb_call(state, "kb_list", {}))
 
     @app.get("/documents/{doc_id}/pages/{number}", dependencies=[Depends(workspace_scope)])
-    async def page(doc_id: str, number: int, state: State) -> PageText:
+    async def page(
+        doc_id: Annotated[str, PathParam(pattern=r"^[A-Za-z0-9._-]{1,128}$")],
+        number: Annotated[int, PathParam(ge=1, le=100_000)],
+        state: State,
+    ) -> PageText:
         """The text of one page of a document, for reading around a cited passage."""
-        if not re.fullmatch(r"[A-Za-z0-9._-]{1,128}", doc_id) or not 1 <= number <= 100_000:
-            raise HTTPException(422, "bad document id or page number")
         try:
             text = await state.kb.read(f"kb://documents/{doc_id}/pages/{number}")
         except Exception as exc:
