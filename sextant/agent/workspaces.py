@@ -60,7 +60,8 @@ class WorkspaceBook:
         self.max_active = max_active
         self._clock = clock
         self._lock = threading.Lock()
-        self._by_id: dict[str, Workspace] = {}
+        # Keyed by the token's digest: a request finds its workspace with one lookup.
+        self._by_token: dict[str, Workspace] = {}
         self._load()
 
     def create(self) -> tuple[Workspace, str]:
@@ -72,23 +73,20 @@ class WorkspaceBook:
         token = secrets.token_urlsafe(32)
         now = self._clock()
         with self._lock:
-            if sum(w.live(now) for w in self._by_id.values()) >= self.max_active:
+            if self._live(now) >= self.max_active:
                 raise LimitReached("SEXTANT_MAX_WORKSPACES", self.max_active, "too many active workspaces; try later")
             workspace = Workspace(secrets.token_hex(16), token_digest(token), now, now + self.ttl_s)
-            self._by_id[workspace.id] = workspace
+            self._by_token[workspace.token_sha256] = workspace
             self._save()
         log.info("workspace %s created, expires in %d s", workspace.id[:8], self.ttl_s)
         return workspace, token
 
     def resolve(self, token: str) -> Workspace | None:
         """The live workspace this token opens, or None (unknown, expired or being deleted)."""
-        digest = token_digest(token)
         now = self._clock()
         with self._lock:
-            for workspace in self._by_id.values():
-                if secrets.compare_digest(workspace.token_sha256, digest):
-                    return workspace if workspace.live(now) else None
-        return None
+            workspace = self._by_token.get(token_digest(token))
+        return workspace if workspace is not None and workspace.live(now) else None
 
     def begin(self, workspace: Workspace) -> None:
         with self._lock:
@@ -120,17 +118,20 @@ class WorkspaceBook:
         """Workspaces to delete now: expired or closing, and idle."""
         now = self._clock()
         with self._lock:
-            return [w for w in self._by_id.values() if not w.live(now) and w.in_flight == 0]
+            return [w for w in self._by_token.values() if not w.live(now) and w.in_flight == 0]
 
     def remove(self, workspace: Workspace) -> None:
         with self._lock:
-            self._by_id.pop(workspace.id, None)
+            self._by_token.pop(workspace.token_sha256, None)
             self._save()
 
     def active(self) -> int:
         now = self._clock()
         with self._lock:
-            return sum(w.live(now) for w in self._by_id.values())
+            return self._live(now)
+
+    def _live(self, now: float) -> int:
+        return sum(w.live(now) for w in self._by_token.values())
 
     def _load(self) -> None:
         if self.path is None or not self.path.is_file():
@@ -139,7 +140,8 @@ class WorkspaceBook:
             saved = json.loads(self.path.read_text(encoding="utf-8"))
             for row in saved["workspaces"]:
                 row.pop("in_flight", None)
-                self._by_id[row["id"]] = Workspace(**row)
+                workspace = Workspace(**row)
+                self._by_token[workspace.token_sha256] = workspace
         except (OSError, ValueError, KeyError, TypeError) as exc:
             # Refusing to start is better than forgetting workspaces whose documents must still be deleted.
             raise RuntimeError(f"cannot read the workspace book {self.path}: {exc}") from exc
@@ -148,7 +150,7 @@ class WorkspaceBook:
         if self.path is None:
             return
         rows = []
-        for workspace in self._by_id.values():
+        for workspace in self._by_token.values():
             row = asdict(workspace)
             del row["in_flight"]
             rows.append(row)
