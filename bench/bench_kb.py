@@ -174,6 +174,13 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)  # stdout carries the report only
 
 
+def write_json(path: Path | None, results: dict[str, Any]) -> None:
+    """The raw results as JSON at ``path`` (its folder made first), when the run was asked for one."""
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(results, indent=2), encoding="utf-8")
+
+
 # --- 1. ingest ----------------------------------------------------------------------------------------
 
 # Where a profiled ingest spends its time: (file suffix, function) -> label. "other" is the rest.
@@ -608,9 +615,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results["ingest_at_scale"] = bench_ingest_at_scale(kb.settings.store_dir(), extra, embedder, args.out)
     results["machine"]["loadavg_end"] = os.getloadavg()
     print(markdown(results))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
+    write_json(args.json, results)
     return 0
 
 

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from bench_kb import STAGES, THREADS, index_texts, ingest_batch, log, read_corpus, read_queries, timed
+from bench_kb import STAGES, THREADS, index_texts, ingest_batch, log, read_corpus, read_queries, timed, write_json
 
 from sextant.kb.chunking import ChunkingConfig
 from sextant.kb.embeddings import Embedder, load_embedder, quiet_model_loading
@@ -431,9 +431,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         s: 1.0 / (1.0 / results["embed_chunks_per_s"] + 1.0 / store[s]) for s in SIDES
     }
     print(markdown(results))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
+    write_json(args.json, results)
     return 0
 
 

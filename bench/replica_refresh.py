@@ -29,7 +29,6 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import argparse
-import json
 import shutil
 import statistics
 import tempfile
@@ -39,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_kb import THREADS, index_texts, ingest_batch, log, read_corpus, read_queries
+from bench_kb import THREADS, index_texts, ingest_batch, log, read_corpus, read_queries, write_json
 from chroma_server import SIDES, PrimedEmbedder, load, start_server, stop_server
 
 from sextant.kb.chunking import ChunkingConfig
@@ -227,9 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(f"chroma server pid {proc.pid} stopped (exit {proc.returncode})")
         shutil.rmtree(scratch, ignore_errors=True)
     print(markdown(results))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
+    write_json(args.json, results)
     return 0
 
 
