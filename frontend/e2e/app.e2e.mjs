@@ -2,12 +2,11 @@
 // excerpts, which still cite), the real sextant-kb subprocess and the committed corpus.
 // Run: npm run e2e   (after `npm run build`; scripts/test_frontend.sh does both)
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { CORPUS, FRONTEND, LAB_RESULTS, UPLOADED, startStack } from "./harness.mjs";
+import { CORPUS, LAB_RESULTS, UPLOADED, startStack, step as runStep } from "./harness.mjs";
 
-const ARTIFACTS = path.join(FRONTEND, "e2e", "artifacts");
 const WAIT = { timeout: 120_000 }; // the machine may be shared; answers come from real retrieval
 let stack;
 let page;
@@ -23,16 +22,7 @@ after(async () => {
   await stack?.stop();
 });
 
-async function step(name, body) {
-  try {
-    await body();
-  } catch (error) {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await page?.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true }).catch(() => undefined);
-    if (stack) console.error(`agent log (tail):\n${stack.agentLog().slice(-3000)}`);
-    throw error;
-  }
-}
+const step = (name, body) => runStep(stack, { "": page }, name, body);
 
 const lastTurn = () => page.locator('[data-testid="turn"]').last();
 

@@ -16,6 +16,7 @@ export const CORPUS = path.join(REPO, "eval", "corpus", "documents");
 export const UPLOADED = "lighthouse-history.pdf";
 /** The Index Lab's committed benchmark results, which GET /lab serves (the agent's default in a checkout). */
 export const LAB_RESULTS = path.join(REPO, "learning", "ann-lab.json");
+const ARTIFACTS = path.join(FRONTEND, "e2e", "artifacts");
 /** The models folder that scripts/setup.sh fills (`sextant-models fetch`); SEXTANT_MODELS_DIR overrides. */
 export const MODELS_DIR = path.resolve(process.env.SEXTANT_MODELS_DIR ?? path.join(REPO, "models"));
 /** The local model's settings for the agent: the smallest known model, one thread, no verification pass. */
@@ -155,4 +156,21 @@ export async function startStack({ documents = null, model = { SEXTANT_PROVIDER:
       rmSync(work, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Run one test step; when it fails, save a full-page screenshot of each page (`{file prefix: page}`) in
+ * e2e/artifacts and print the tail of the agent's log, then fail with the step's own error.
+ */
+export async function step(stack, pages, name, body) {
+  try {
+    await body();
+  } catch (error) {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    for (const [prefix, page] of Object.entries(pages)) {
+      await page?.screenshot({ path: path.join(ARTIFACTS, `${prefix}${name}.png`), fullPage: true }).catch(() => undefined);
+    }
+    if (stack) console.error(`agent log (tail):\n${stack.agentLog().slice(-3000)}`);
+    throw error;
+  }
 }

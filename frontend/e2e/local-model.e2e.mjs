@@ -5,12 +5,10 @@
 // citations that open the passages the model was shown), not the answer's quality.
 // Run: npm run e2e   (after `npm run build`; scripts/test_frontend.sh does both)
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync } from "node:fs";
-import path from "node:path";
+import { readdirSync } from "node:fs";
 import { after, before, test } from "node:test";
-import { FRONTEND, LOCAL_MODEL, MODELS_DIR, startStack } from "./harness.mjs";
+import { LOCAL_MODEL, MODELS_DIR, startStack, step as runStep } from "./harness.mjs";
 
-const ARTIFACTS = path.join(FRONTEND, "e2e", "artifacts");
 const DOCUMENT = "espresso-maintenance.pdf";
 const QUESTION = "How often should the espresso machine be descaled?";
 // Loading the model and answering on one busy CPU thread: generous, and no wall-clock assertions.
@@ -31,16 +29,7 @@ after(async () => {
   await stack?.stop();
 });
 
-async function step(name, body) {
-  try {
-    await body();
-  } catch (error) {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await page?.screenshot({ path: path.join(ARTIFACTS, `local-${name}.png`), fullPage: true }).catch(() => undefined);
-    if (stack) console.error(`agent log (tail):\n${stack.agentLog().slice(-3000)}`);
-    throw error;
-  }
-}
+const step = (name, body) => runStep(stack, { "local-": page }, name, body);
 
 test("the local model answers, its forced search is in the trace, and its [n] opens a page-labelled passage", { timeout: 600_000 }, () =>
   step("answer", async () => {

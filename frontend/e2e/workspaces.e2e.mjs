@@ -3,12 +3,11 @@
 // its workspace from the command palette. The real agent, no model, an empty store.
 // Run: npm run e2e   (after `npm run build`; scripts/test_frontend.sh does both)
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { CORPUS, FRONTEND, startStack } from "./harness.mjs";
+import { CORPUS, startStack, step as runStep } from "./harness.mjs";
 
-const ARTIFACTS = path.join(FRONTEND, "e2e", "artifacts");
 const WAIT = { timeout: 120_000 };
 const TOKEN_KEY = "sextant.workspace.v1";
 let stack;
@@ -27,18 +26,8 @@ after(async () => {
   await stack?.stop();
 });
 
-async function step(name, body) {
-  try {
-    await body();
-  } catch (error) {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    for (const [who, page] of Object.entries(pages)) {
-      await page.screenshot({ path: path.join(ARTIFACTS, `workspaces-${name}-${who}.png`), fullPage: true }).catch(() => undefined);
-    }
-    if (stack) console.error(`agent log (tail):\n${stack.agentLog().slice(-3000)}`);
-    throw error;
-  }
-}
+const step = (name, body) =>
+  runStep(stack, Object.fromEntries(Object.entries(pages).map(([who, page]) => [`workspaces-${who}-`, page])), name, body);
 
 async function upload(page, name) {
   await page.getByTestId("file-input").setInputFiles({ name, mimeType: "text/plain", buffer: readFileSync(path.join(CORPUS, name)) });
