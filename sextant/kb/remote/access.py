@@ -17,15 +17,14 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ListToolsResult, TextContent, Tool
 
-from sextant.kb.remote.tokens import KB_WRITE, SCOPES
+from sextant.kb.remote.tokens import KB_WRITE
 
 
 @dataclass(frozen=True)
 class Principal:
-    """A verified HTTP caller: the token's name, a short id of this token, and its scopes."""
+    """A verified HTTP caller: the token's name and its scopes."""
 
     name: str
-    token_id: str
     scopes: frozenset[str]
 
 
@@ -34,13 +33,7 @@ def http_principal() -> Principal | None:
     token = get_access_token()
     if token is None:
         return None
-    return Principal(name=token.client_id, token_id=token.subject or "", scopes=frozenset(token.scopes))
-
-
-def caller_scopes() -> frozenset[str]:
-    """What the current caller may do: its token's scopes over HTTP, every scope over stdio."""
-    principal = http_principal()
-    return frozenset(SCOPES) if principal is None else principal.scopes
+    return Principal(name=token.client_id, scopes=frozenset(token.scopes))
 
 
 def require_scope(scope: str, action: str) -> None:

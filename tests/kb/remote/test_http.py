@@ -19,7 +19,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ValidationError
 
-from sextant.kb.remote.access import caller_scopes, http_principal, require_scope
+from sextant.kb.remote.access import http_principal, require_scope
 from sextant.kb.remote.http import HttpOptions, build_app
 from sextant.kb.remote.tokens import KB_READ, KB_WRITE, TokenStore
 from sextant.settings import KbSettings
@@ -52,7 +52,7 @@ def two_tool_server() -> MCPServer[object]:
     def whoami() -> str:
         principal = http_principal()
         assert principal is not None
-        return f"{principal.name} {' '.join(sorted(caller_scopes()))}"
+        return f"{principal.name} {' '.join(sorted(principal.scopes))}"
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False))
     def write() -> str:
@@ -180,7 +180,7 @@ async def test_a_full_token_sees_and_calls_every_tool(store: TokenStore, mode: s
 async def test_without_a_token_the_caller_is_the_trusted_local_process() -> None:
     """stdio and the in-memory client: no principal, every scope, nothing refused."""
     async with Client(two_tool_server()) as client:
-        assert http_principal() is None and caller_scopes() == {KB_READ, KB_WRITE}
+        assert http_principal() is None
         assert sorted(t.name for t in (await client.list_tools()).tools) == ["whoami", "write"]
         assert text(await client.call_tool("write", {})) == "written"
 
