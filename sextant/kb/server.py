@@ -34,7 +34,7 @@ from sextant.kb.ann.results import AnnBenchmark, AnnComparison
 from sextant.kb.documents import LoadedDocument, LoadError, join_pages
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
 from sextant.kb.loaders import markdown
-from sextant.kb.parsing import BoundedParser, ParseLimits
+from sextant.kb.parsing import BoundedParser, ParseLimits, check_file_size
 from sextant.kb.remote.access import http_principal, require_write
 from sextant.kb.results import (
     DetailLevel,
@@ -107,7 +107,6 @@ def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None) -> M
     workspaces = Workspaces(kb)
     # One parsing worker for all workspaces; it starts at the first upload.
     parser = BoundedParser(ParseLimits.from_settings(kb.settings))
-    max_upload_base64 = 4 * -(-parser.limits.max_file_bytes // 3)
     retention = "" if workspace_ttl_s is None else _retention(workspace_ttl_s)
 
     @asynccontextmanager
@@ -280,10 +279,13 @@ def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None) -> M
         """
         require_write("kb_upload")
         doc_id = document_id_for(Path(filename))
-        # Checked here, not in the schema: the limit is a setting, and the schema is built from annotations alone.
-        if len(content_base64) > max_upload_base64:
-            reason = f"larger than SEXTANT_MAX_FILE_BYTES={parser.limits.max_file_bytes} bytes"
-            return IngestReport(results=[IngestOutcome(id=doc_id, status="refused", reason=reason)])
+        # Before decoding, from the base64 length (exact for valid base64): the limit is a setting, and the
+        # schema is built from annotations alone.
+        decoded_size = len(content_base64) * 3 // 4 - content_base64[-2:].count("=")
+        try:
+            check_file_size(filename, decoded_size, parser.limits)
+        except LoadError as exc:
+            return IngestReport(results=[IngestOutcome(id=doc_id, status="refused", reason=exc.reason)])
         try:
             data = base64.b64decode(content_base64, validate=True)
         except binascii.Error as exc:
