@@ -52,6 +52,11 @@ class KbSettings(BaseSettings):
         default=None,
         description="Cross-encoder model name or local folder; unset means results are ordered by fusion.",
     )
+    rerank_fusion: Literal["rrf", "replace"] = Field(
+        default="rrf",
+        description="How a reranker orders results: 'rrf' fuses its rank with the dense and BM25 ranks "
+        "(learning/reranker.md), 'replace' orders by its score alone.",
+    )
     max_per_document: int = Field(
         default=2, ge=1, le=20, description="At most this many chunks of one document in a result list."
     )

@@ -99,6 +99,7 @@ class KnowledgeBase:
             lexical,
             reranker,
             max_per_document=settings.max_per_document,
+            rerank_fusion=settings.rerank_fusion,
             ann=self.ann,
             refresh=self._refresh_before_search,
         )

@@ -2,7 +2,8 @@
 
 Stages (each timed): embed the query; dense top-``depth`` from the store; BM25 top-``depth``;
 reciprocal rank fusion; cosine for every candidate (so the cap and abstention judge relevance, not
-rank); cross-encoder rescoring when one is loaded; the per-document cap; abstention; cut to k.
+rank); cross-encoder rescoring when one is loaded, its rank fused with the other two or replacing
+them; the per-document cap; abstention; cut to k.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal, Protocol, TypeVar
 
 import numpy as np
 
@@ -55,6 +57,7 @@ class Searcher:
         rule: AbstentionRule | None = None,
         rrf_k: int = RRF_K,
         weights: tuple[float, float] = (1.0, 1.0),
+        rerank_fusion: Literal["rrf", "replace"] = "rrf",
         competitive: float = 0.5,
         ann: LiveIndex | None = None,
         refresh: Callable[[], object] | None = None,
@@ -70,6 +73,7 @@ class Searcher:
         self.rule = rule or AbstentionRule()
         self.rrf_k = rrf_k
         self.weights = weights  # (dense, BM25)
+        self.rerank_fusion = rerank_fusion
         self.competitive = competitive
 
     def search(
@@ -119,7 +123,7 @@ class Searcher:
         scored_by: ScoredBy = "dense" if mode == "dense" else "lexical" if mode == "lexical" else "rrf"
         if mode in ("hybrid", "rerank") and self.reranker.active and candidates:
             self._rerank(query, candidates)
-            candidates.sort(key=lambda c: -(c.scores.rerank or 0.0))
+            candidates = self._reranked_order(candidates)
             scored_by = "rerank"
         clock.lap("rerank")
 
@@ -199,6 +203,31 @@ class Searcher:
         probs = self.reranker.score(query, [c.chunk.text for c in candidates])
         for cand, p in zip(candidates, probs, strict=True):
             cand.scores.rerank = round(float(p), 6)
+
+    def _reranked_order(self, candidates: list[_Candidate]) -> list[_Candidate]:
+        if self.rerank_fusion == "replace":
+            return sorted(candidates, key=lambda c: -(c.scores.rerank or 0.0))
+        return fused_rerank_order(candidates, lambda c: c.chunk.id, self.rrf_k, self.weights)
+
+
+class _Scored(Protocol):
+    @property
+    def scores(self) -> Scores: ...
+
+
+S = TypeVar("S", bound=_Scored)
+
+
+def fused_rerank_order(
+    items: Sequence[S], key: Callable[[S], str], rrf_k: int = RRF_K, weights: tuple[float, float] = (1.0, 1.0)
+) -> list[S]:
+    """``items`` ordered by RRF over their dense, BM25 and cross-encoder ranks (the cross-encoder weighs 1)."""
+    dense = sorted((i for i in items if i.scores.dense_rank), key=lambda i: i.scores.dense_rank or 0)
+    bm25 = sorted((i for i in items if i.scores.bm25_rank), key=lambda i: i.scores.bm25_rank or 0)
+    rerank = sorted(items, key=lambda i: -(i.scores.rerank or 0.0))
+    by_key = {key(i): i for i in items}
+    lists = [[key(i) for i in ranked] for ranked in (dense, bm25, rerank)]
+    return [by_key[k] for k, _ in reciprocal_rank_fusion(lists, rrf_k, (*weights, 1.0))]
 
 
 class _Clock:

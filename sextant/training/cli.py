@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
         groups_per_step=ns.groups_per_step,
         epochs=ns.epochs,
         learning_rate=ns.lr,
-        max_steps=ns.max_steps,
+        max_steps=ns.max_steps or None,
         checkpoint_every=ns.checkpoint_every,
         seed=ns.seed,
     )
@@ -194,7 +194,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--group-size", type=int, default=defaults.group_size, help="1 positive + N-1 negatives")
     p.add_argument("--groups-per-step", type=int, default=defaults.groups_per_step)
     p.add_argument("--epochs", type=int, default=defaults.epochs)
-    p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps")
+    p.add_argument(
+        "--max-steps", type=int, default=defaults.max_steps, help="stop after this many steps (0: run every epoch)"
+    )
     p.add_argument("--lr", type=float, default=defaults.learning_rate)
     p.add_argument("--checkpoint-every", type=int, default=defaults.checkpoint_every)
     p.add_argument("--seed", type=int, default=defaults.seed)

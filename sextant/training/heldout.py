@@ -5,9 +5,9 @@
 
 BEIR: every query goes through the product's own ``Searcher`` at its default candidate depth (the
 candidates ``SEXTANT_RERANKER`` re-scores in use), once without a reranker (``rrf``) and once per
-model (``rerank``: ordered by the cross-encoder, as the product orders). ``rerank+rrf`` fuses the
-cross-encoder's order with the dense and BM25 orders by reciprocal rank: what a fused rerank stage
-would give. Documents are placed by their best chunk, as ``sextant-eval beir`` places them.
+model (``rerank``: ordered by the cross-encoder alone, ``SEXTANT_RERANK_FUSION=replace``).
+``rerank+rrf`` fuses the cross-encoder's order with the dense and BM25 orders by reciprocal rank, the
+product's default. Documents are placed by their best chunk, as ``sextant-eval beir`` places them.
 
 Golden sets: can the reranker's best score tell unanswerable questions from answerable ones better
 than the best dense cosine that ``AbstentionRule`` thresholds? Reported as ROC AUC, and as the share
@@ -27,11 +27,10 @@ from typing import Any
 
 from sextant.evals import beir
 from sextant.evals.metrics import ndcg_at_k
-from sextant.kb.fusion import RRF_K, reciprocal_rank_fusion
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.rerank import Reranker
 from sextant.kb.results import Hit
-from sextant.kb.search import Searcher
+from sextant.kb.search import Searcher, fused_rerank_order
 
 DEPTH = 30  # the searcher's default: what the product reranks
 
@@ -41,19 +40,15 @@ def documents(hits: Sequence[Hit]) -> list[str]:
     return list(dict.fromkeys(h.document_id for h in hits))
 
 
-def fused_with_rerank(hits: Sequence[Hit]) -> list[Hit]:
-    """The hits re-ordered by RRF over their dense, BM25 and cross-encoder ranks."""
-    by_id = {h.chunk_id: h for h in hits}
-    dense = sorted((h for h in hits if h.scores.dense_rank), key=lambda h: h.scores.dense_rank or 0)
-    bm25 = sorted((h for h in hits if h.scores.bm25_rank), key=lambda h: h.scores.bm25_rank or 0)
-    rerank = sorted(hits, key=lambda h: -(h.scores.rerank or 0.0))
-    lists = [[h.chunk_id for h in ranked] for ranked in (dense, bm25, rerank)]
-    return [by_id[cid] for cid, _ in reciprocal_rank_fusion(lists, RRF_K, (1.0, 1.0, 1.0))]
-
-
 def searcher_with(kb: KnowledgeBase, reranker: Reranker, depth: int) -> Searcher:
     return Searcher(
-        kb.embedder, kb.store, kb.lexical, reranker, max_per_document=kb.searcher.max_per_document, depth=depth
+        kb.embedder,
+        kb.store,
+        kb.lexical,
+        reranker,
+        max_per_document=kb.searcher.max_per_document,
+        depth=depth,
+        rerank_fusion="replace",
     )
 
 
@@ -87,7 +82,7 @@ def evaluate_beir(
         for q in judged:
             result = searcher.search(queries[q], 2 * depth, mode="rerank", detail="full", abstain=False)
             alone.append(ndcg_at_k(documents(result.hits), qrels[q], 10))
-            fused.append(ndcg_at_k(documents(fused_with_rerank(result.hits)), qrels[q], 10))
+            fused.append(ndcg_at_k(documents(fused_rerank_order(result.hits, lambda h: h.chunk_id)), qrels[q], 10))
             ms.append(result.timings_ms["rerank"])
         latency = {"rerank_ms_p50": round(statistics.median(ms), 1), "rerank_ms_mean": round(statistics.fmean(ms), 1)}
         rows.append({"system": f"rerank {model}", "ndcg@10": _mean(alone), **latency, "runs": reranker.state.detail})

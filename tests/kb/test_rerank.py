@@ -18,6 +18,7 @@ from sextant.kb.embeddings import Embedder, resolve_model_path
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.rerank import Reranker
+from sextant.kb.search import fused_rerank_order
 from sextant.kb.store import ChunkStore
 from sextant.settings import KbSettings
 
@@ -47,7 +48,9 @@ def test_plumbing_a_local_cross_encoder_scores_pairs_as_probabilities(untrained_
 def test_plumbing_search_reranks_and_reports_rerank_scores(
     untrained_cross_encoder: Path, tmp_path: Path, embedder: Embedder
 ) -> None:
-    settings = KbSettings(chroma_dir=tmp_path, reranker=str(untrained_cross_encoder), _env_file=None)  # type: ignore[call-arg]
+    settings = KbSettings(
+        chroma_dir=tmp_path, reranker=str(untrained_cross_encoder), rerank_fusion="replace", _env_file=None
+    )  # type: ignore[call-arg]
     kb = KnowledgeBase.open(settings, embedder=embedder)
     assert kb.stats().reranker.active
     kb.ingest("espresso", LoadedDocument(text="Descale the espresso machine every eight weeks.", title="Espresso"))
@@ -59,6 +62,18 @@ def test_plumbing_search_reranks_and_reports_rerank_scores(
     assert rerank_scores == sorted(rerank_scores, reverse=True)  # type: ignore[type-var]
     assert result.timings_ms["rerank"] > 0
     assert kb.search("descale espresso", mode="rrf", abstain=False).hits[0].scored_by == "rrf"
+
+
+def test_by_default_the_rerank_is_fused_with_the_dense_and_bm25_ranks(
+    untrained_cross_encoder: Path, tmp_path: Path, embedder: Embedder
+) -> None:
+    settings = KbSettings(chroma_dir=tmp_path, reranker=str(untrained_cross_encoder), _env_file=None)  # type: ignore[call-arg]
+    kb = KnowledgeBase.open(settings, embedder=embedder)
+    for i, text in enumerate(["Descale the espresso machine.", "Espresso grind size.", "Bees swarm in May."]):
+        kb.ingest(f"d{i}", LoadedDocument(text=text, title=f"D{i}"))
+    hits = kb.search("descale espresso", k=3, abstain=False).hits
+    assert [h.scored_by for h in hits] == ["rerank"] * 3
+    assert [h.chunk_id for h in hits] == [h.chunk_id for h in fused_rerank_order(hits, lambda h: h.chunk_id)]
 
 
 def test_an_unloadable_reranker_is_reported_once_and_search_falls_back_to_fusion(
