@@ -36,7 +36,7 @@ from sextant.evals import beir
 from sextant.evals.metrics import ndcg_at_k
 from sextant.kb.embeddings import quiet_model_loading
 from sextant.kb.knowledge_base import KnowledgeBase
-from sextant.kb.rerank import OnnxCrossEncoder, TorchCrossEncoder
+from sextant.kb.rerank import ONNX_FP32, ONNX_INT8, OnnxCrossEncoder, TorchCrossEncoder
 from sextant.kb.results import Hit
 from sextant.kb.search import fused_rerank_order
 from sextant.settings import KbSettings
@@ -118,7 +118,7 @@ def model_flops(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", type=Path, required=True, help="trained folder with onnx/model_qint8.onnx")
+    parser.add_argument("--model", type=Path, required=True, help="trained folder with its onnx/ exports")
     parser.add_argument(
         "--data", type=Path, default=Path(os.environ.get("SEXTANT_DATA_DIR", "../shared/data")) / "beir" / "scifact"
     )
@@ -150,8 +150,9 @@ def main() -> None:
 
     naive = TorchCrossEncoder(folder, threads=args.threads, max_length=256)
     short = TorchCrossEncoder(folder, threads=args.threads, max_length=128)
-    onnx_128 = OnnxCrossEncoder(args.model, threads=args.threads, max_length=128)
-    onnx_96 = OnnxCrossEncoder(args.model, threads=args.threads, max_length=96)
+    fp32_128 = OnnxCrossEncoder(args.model, ONNX_FP32, threads=args.threads, max_length=128)
+    onnx_128 = OnnxCrossEncoder(args.model, ONNX_INT8, threads=args.threads, max_length=128)
+    onnx_96 = OnnxCrossEncoder(args.model, ONNX_INT8, threads=args.threads, max_length=96)
     n = trained_layers
     variants = [
         Variant("naive: torch fp32, top-30, 256 tok", naive.logits, 30, n, 256, tok),
@@ -159,6 +160,8 @@ def main() -> None:
         Variant("untrained 6 layers (full MiniLM), naive", torch_logits(full_depth), 30, 6, 256, tok, quality=False),
         Variant("torch fp32, top-30, 128 tok", short.logits, 30, n, 128, tok),
         Variant("torch fp32, top-20, 128 tok", short.logits, 20, n, 128, tok),
+        Variant("onnx fp32, top-30, 128 tok", fp32_128.logits, 30, n, 128, tok),
+        Variant("onnx fp32, top-20, 128 tok", fp32_128.logits, 20, n, 128, tok),
         Variant("onnx int8, top-30, 128 tok", onnx_128.logits, 30, n, 128, tok, int8=True),
         Variant("onnx int8, top-20, 128 tok", onnx_128.logits, 20, n, 128, tok, int8=True),
         Variant("onnx int8, top-30, 96 tok", onnx_96.logits, 30, n, 96, tok, int8=True),

@@ -52,6 +52,14 @@ class KbSettings(BaseSettings):
         default=None,
         description="Cross-encoder model name or local folder; unset means results are ordered by fusion.",
     )
+    rerank_precision: Literal["fp32", "int8"] = Field(
+        default="fp32",
+        description="Which ONNX copy of the reranker runs when its folder has one: int8 is faster, fp32 "
+        "scores like the torch weights (learning/reranker.md).",
+    )
+    rerank_candidates: int = Field(
+        default=20, ge=1, le=200, description="The reranker re-scores this many of the best fused candidates."
+    )
     rerank_fusion: Literal["rrf", "replace"] = Field(
         default="rrf",
         description="How a reranker orders results: 'rrf' fuses its rank with the dense and BM25 ranks "

@@ -100,6 +100,7 @@ class KnowledgeBase:
             reranker,
             max_per_document=settings.max_per_document,
             rerank_fusion=settings.rerank_fusion,
+            rerank_candidates=settings.rerank_candidates,
             ann=self.ann,
             refresh=self._refresh_before_search,
         )
@@ -147,7 +148,9 @@ class KnowledgeBase:
         )
         store.repair()
         lexical = LexicalIndex.open(_lexical_dir(settings))
-        reranker = reranker or Reranker(settings.reranker, threads=settings.threads)
+        reranker = reranker or Reranker(
+            settings.reranker, threads=settings.threads, precision=settings.rerank_precision
+        )
         return cls(settings, embedder, store, lexical, reranker, policy)
 
     def close(self) -> None:

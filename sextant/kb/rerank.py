@@ -1,9 +1,10 @@
 """Cross-encoder reranking, optional and never fatal.
 
 ``SEXTANT_RERANKER`` names a sentence-transformers CrossEncoder folder (or hub name). When the folder
-holds an int8 ONNX export (``onnx/model_qint8.onnx``, written by ``sextant-train-reranker``), that is
-what runs, under onnxruntime: about 4x faster than the same weights under torch on this CPU
-(learning/reranker.md). Otherwise the CrossEncoder runs under torch.
+holds an ONNX export in the precision asked for (``SEXTANT_RERANK_PRECISION``: ``onnx/model.onnx``
+for fp32, ``onnx/model_qint8.onnx`` for int8, both written by ``sextant-train-reranker``), that is
+what runs, under onnxruntime; otherwise the CrossEncoder runs under torch. fp32 is the default: int8
+is faster but cost the trained six-layer model about 0.02 nDCG@10 (learning/reranker.md).
 
 A configured cross-encoder that cannot be loaded is reported once on stderr and in ``kb_stats``;
 search then keeps the fusion order. An ONNX file that cannot be loaded is reported the same way and
@@ -17,14 +18,16 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 log = logging.getLogger(__name__)
 
+ONNX_FP32 = Path("onnx") / "model.onnx"
 ONNX_INT8 = Path("onnx") / "model_qint8.onnx"
+ONNX_FILES = {"fp32": ONNX_FP32, "int8": ONNX_INT8}
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +46,7 @@ class _Backend(Protocol):
 class Reranker:
     """A cross-encoder scoring (query, passage) pairs as probabilities."""
 
-    def __init__(self, name: str | None, *, threads: int = 1) -> None:
+    def __init__(self, name: str | None, *, threads: int = 1, precision: Literal["fp32", "int8"] = "fp32") -> None:
         self.name = name
         self._backend: _Backend | None = None
         if not name:
@@ -51,10 +54,10 @@ class Reranker:
             return
         local = Path(name).expanduser()
         runs = "torch"
-        if (local / ONNX_INT8).is_file():
+        if (local / ONNX_FILES[precision]).is_file():
             try:
-                self._backend = OnnxCrossEncoder(local, threads=threads)
-                runs = "onnx int8"
+                self._backend = OnnxCrossEncoder(local, ONNX_FILES[precision], threads=threads)
+                runs = f"onnx {precision}"
             except Exception as exc:  # the folder's torch weights can still serve
                 log.warning(
                     "reranker %r: its ONNX model could not be loaded (%s: %s); using torch",
@@ -105,20 +108,22 @@ class TorchCrossEncoder:
 
 
 class OnnxCrossEncoder:
-    """The folder's int8 ONNX model under onnxruntime, tokenised with the folder's own tokenizer.
+    """One of the folder's ONNX models under onnxruntime, tokenised with the folder's own tokenizer.
 
     Pairs are cut to the length the model was trained at (the tokenizer's ``model_max_length``),
     longest side first, as the torch path does.
     """
 
-    def __init__(self, folder: Path, *, threads: int = 1, max_length: int | None = None) -> None:
+    def __init__(
+        self, folder: Path, file: Path = ONNX_INT8, *, threads: int = 1, max_length: int | None = None
+    ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(folder / ONNX_INT8), options, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(str(folder / file), options, providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.max_length = max_length or _trained_length(folder)
         tokenizer: Any = Tokenizer.from_file(str(folder / "tokenizer.json"))

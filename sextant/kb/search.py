@@ -2,8 +2,9 @@
 
 Stages (each timed): embed the query; dense top-``depth`` from the store; BM25 top-``depth``;
 reciprocal rank fusion; cosine for every candidate (so the cap and abstention judge relevance, not
-rank); cross-encoder rescoring when one is loaded, its rank fused with the other two or replacing
-them; the per-document cap; abstention; cut to k.
+rank); cross-encoder rescoring of the best fused candidates when one is loaded, its rank fused with
+the other two or replacing them (the rest follow in fused order); the per-document cap; abstention;
+cut to k.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class Searcher:
         rrf_k: int = RRF_K,
         weights: tuple[float, float] = (1.0, 1.0),
         rerank_fusion: Literal["rrf", "replace"] = "rrf",
+        rerank_candidates: int = 20,
         competitive: float = 0.5,
         ann: LiveIndex | None = None,
         refresh: Callable[[], object] | None = None,
@@ -74,6 +76,7 @@ class Searcher:
         self.rrf_k = rrf_k
         self.weights = weights  # (dense, BM25)
         self.rerank_fusion = rerank_fusion
+        self.rerank_candidates = rerank_candidates
         self.competitive = competitive
 
     def search(
@@ -122,8 +125,9 @@ class Searcher:
 
         scored_by: ScoredBy = "dense" if mode == "dense" else "lexical" if mode == "lexical" else "rrf"
         if mode in ("hybrid", "rerank") and self.reranker.active and candidates:
-            self._rerank(query, candidates)
-            candidates = self._reranked_order(candidates)
+            top, rest = candidates[: self.rerank_candidates], candidates[self.rerank_candidates :]
+            self._rerank(query, top)
+            candidates = self._reranked_order(top) + rest
             scored_by = "rerank"
         clock.lap("rerank")
 

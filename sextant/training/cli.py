@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> None:
     record = train(groups, config, ns.out, fingerprint=fingerprint, report=_progress(ns.log_every))
     record.update(sources=sources, mining=asdict(mining), mining_seconds=round(mined_seconds, 1))
     if not ns.no_onnx:
-        record["onnx_int8"] = _export(ns.out)
+        record["onnx"] = _export(ns.out)
     (ns.out / "sextant-training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     _say(f"trained in {record['train_seconds']:.0f} s ({record['steps']} steps); use it with SEXTANT_RERANKER={ns.out}")
 
@@ -145,14 +145,14 @@ def _groups_for(data: Path, ns: argparse.Namespace, mining: MiningConfig) -> tup
     return groups, held_out
 
 
-def _export(folder: Path) -> str | None:
-    """The int8 ONNX copy the product prefers (learning/reranker.md); the torch folder works without it."""
-    from sextant.training.onnx_export import export_int8
+def _export(folder: Path) -> list[str] | None:
+    """The ONNX copies the product prefers (learning/reranker.md); the torch folder works without them."""
+    from sextant.training.onnx_export import export_onnx
 
     try:
-        return str(export_int8(folder))
+        return [str(path) for path in export_onnx(folder)]
     except ImportError as exc:
-        _say(f"no int8 ONNX export ({exc}): pip install 'sextant-kb[train]' and rerun; the torch model is saved")
+        _say(f"no ONNX export ({exc}): pip install 'sextant-kb[train]' and rerun; the torch model is saved")
         return None
 
 

@@ -95,11 +95,11 @@ def test_an_unloadable_reranker_is_reported_once_and_search_falls_back_to_fusion
 def cross_encoder_with_onnx(untrained_cross_encoder: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     import shutil
 
-    from sextant.training.onnx_export import export_int8
+    from sextant.training.onnx_export import export_onnx
 
     folder = tmp_path_factory.mktemp("with-onnx") / "model"
     shutil.copytree(untrained_cross_encoder, folder)
-    export_int8(folder)
+    export_onnx(folder)
     return folder
 
 
@@ -109,15 +109,18 @@ PAIRS = [
 ]
 
 
-def test_a_folder_with_an_int8_export_runs_it_and_scores_like_its_torch_weights(cross_encoder_with_onnx: Path) -> None:
-    from sextant.kb.rerank import OnnxCrossEncoder, TorchCrossEncoder
+def test_a_folder_with_onnx_exports_runs_the_precision_asked_for_and_scores_like_its_torch_weights(
+    cross_encoder_with_onnx: Path,
+) -> None:
+    from sextant.kb.rerank import ONNX_FP32, ONNX_INT8, OnnxCrossEncoder, TorchCrossEncoder
 
-    reranker = Reranker(str(cross_encoder_with_onnx))
+    assert "onnx fp32" in Reranker(str(cross_encoder_with_onnx)).state.detail
+    reranker = Reranker(str(cross_encoder_with_onnx), precision="int8")
     assert reranker.active and "onnx int8" in reranker.state.detail
     # Pairs of different lengths, so padding is exercised; int8 weights move logits a little.
-    onnx = OnnxCrossEncoder(cross_encoder_with_onnx).logits(PAIRS)
     torch_ = TorchCrossEncoder(str(cross_encoder_with_onnx)).logits(PAIRS)
-    assert np.allclose(onnx, torch_, atol=0.1)
+    assert np.allclose(OnnxCrossEncoder(cross_encoder_with_onnx, ONNX_FP32).logits(PAIRS), torch_, atol=1e-4)
+    assert np.allclose(OnnxCrossEncoder(cross_encoder_with_onnx, ONNX_INT8).logits(PAIRS), torch_, atol=0.1)
     probs = reranker.score(PAIRS[0][0], [PAIRS[0][1], "unrelated"])
     assert probs.shape == (2,) and ((probs > 0) & (probs < 1)).all()
 
@@ -127,11 +130,11 @@ def test_a_broken_onnx_file_is_reported_and_the_torch_weights_are_used(
 ) -> None:
     import shutil
 
-    from sextant.kb.rerank import ONNX_INT8
+    from sextant.kb.rerank import ONNX_FP32
 
     folder = tmp_path / "model"
     shutil.copytree(cross_encoder_with_onnx, folder)
-    (folder / ONNX_INT8).write_bytes(b"not an onnx model")
+    (folder / ONNX_FP32).write_bytes(b"not an onnx model")
     with caplog.at_level("WARNING"):
         reranker = Reranker(str(folder))
     assert reranker.active and "torch (its ONNX model could not be loaded" in reranker.state.detail
