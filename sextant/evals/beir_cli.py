@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sextant.evals import beir
 
-MODES = ("dense", "lexical", "rrf", "hybrid")
+MODES = ("dense", "lexical", "rrf", "rerank", "hybrid")
 
 
 def main(argv: list[str]) -> None:
@@ -45,10 +45,13 @@ def main(argv: list[str]) -> None:
             n = beir.ingest(kb, docs, progress=lambda c: print(f"  ingested {c} documents", file=sys.stderr))
             print(f"{dataset}: {n} documents, {kb.stats().chunks} chunks in {store}", file=sys.stderr)
             results = []
+            split = args.split if args.qrels is None else qrels_path.stem
             for mode in args.mode:
-                scores = beir.run(kb, queries, qrels, mode)
-                split = args.split if args.qrels is None else qrels_path.stem
-                results.append({"dataset": dataset, "split": split, "mode": mode, **scores})
+                row = {"dataset": dataset, "split": split, "mode": mode}
+                if mode == "rerank" and not kb.reranker.active:
+                    results.append({**row, "unavailable": f"no cross-encoder: {kb.reranker.state.detail}"})
+                else:
+                    results.append({**row, **beir.run(kb, queries, qrels, mode)})
                 print(json.dumps(results[-1]))
     except beir.BeirError as exc:
         print(f"sextant-eval beir: {exc}", file=sys.stderr)
