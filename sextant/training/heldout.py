@@ -40,6 +40,13 @@ def documents(hits: Sequence[Hit]) -> list[str]:
     return list(dict.fromkeys(h.document_id for h in hits))
 
 
+def fused_as_the_product_orders(hits: Sequence[Hit]) -> list[Hit]:
+    """Hits in the cross-encoder's order turned into the default fused order: the re-scored ones
+    fused with their dense and BM25 ranks, the others after them as they were."""
+    rescored = [h for h in hits if h.scores.rerank is not None]
+    return fused_rerank_order(rescored, lambda h: h.chunk_id) + [h for h in hits if h.scores.rerank is None]
+
+
 def searcher_with(kb: KnowledgeBase, reranker: Reranker, depth: int) -> Searcher:
     return Searcher(
         kb.embedder,
@@ -49,6 +56,7 @@ def searcher_with(kb: KnowledgeBase, reranker: Reranker, depth: int) -> Searcher
         max_per_document=kb.searcher.max_per_document,
         depth=depth,
         rerank_fusion="replace",
+        rerank_candidates=kb.searcher.rerank_candidates,
     )
 
 
@@ -82,7 +90,7 @@ def evaluate_beir(
         for q in judged:
             result = searcher.search(queries[q], 2 * depth, mode="rerank", detail="full", abstain=False)
             alone.append(ndcg_at_k(documents(result.hits), qrels[q], 10))
-            fused.append(ndcg_at_k(documents(fused_rerank_order(result.hits, lambda h: h.chunk_id)), qrels[q], 10))
+            fused.append(ndcg_at_k(documents(fused_as_the_product_orders(result.hits)), qrels[q], 10))
             ms.append(result.timings_ms["rerank"])
         latency = {"rerank_ms_p50": round(statistics.median(ms), 1), "rerank_ms_mean": round(statistics.fmean(ms), 1)}
         rows.append({"system": f"rerank {model}", "ndcg@10": _mean(alone), **latency, "runs": reranker.state.detail})
