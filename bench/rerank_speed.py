@@ -63,18 +63,11 @@ def matmul_flops(threads: int, n: int = 1024, repeats: int = 20) -> float:
     """Sustained fp32 GEMM FLOP/s of torch on this machine now (median of repeats)."""
     torch.set_num_threads(threads)
     a, b = torch.randn(n, n), torch.randn(n, n)
-    a @ b
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        a @ b
-        times.append(time.perf_counter() - t)
-    return 2 * n**3 / statistics.median(times)
+    return 2 * n**3 / _median_seconds(lambda: a @ b, repeats)
 
 
 def int8_matmul_flops(threads: int, n: int = 1024, repeats: int = 20) -> float:
     """Sustained FLOP/s of onnxruntime's dynamic int8 matmul (quantise A, MatMulInteger with int8 B)."""
-    import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
 
@@ -95,15 +88,19 @@ def int8_matmul_flops(threads: int, n: int = 1024, repeats: int = 20) -> float:
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    a = rng.standard_normal((n, n), dtype=np.float32)
-    session.run(None, {"a": a})
+    feed = {"a": rng.standard_normal((n, n), dtype=np.float32)}
+    return 2 * n**3 / _median_seconds(lambda: session.run(None, feed), repeats)
+
+
+def _median_seconds(run: Callable[[], object], repeats: int) -> float:
+    """Median wall time of ``run`` over ``repeats`` calls, after one warm-up call."""
+    run()
     times = []
     for _ in range(repeats):
         t = time.perf_counter()
-        session.run(None, {"a": a})
+        run()
         times.append(time.perf_counter() - t)
-    onnx.checker.check_model(model)
-    return 2 * n**3 / statistics.median(times)
+    return statistics.median(times)
 
 
 def model_flops(

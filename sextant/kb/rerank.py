@@ -114,9 +114,7 @@ class OnnxCrossEncoder:
     longest side first, as the torch path does.
     """
 
-    def __init__(
-        self, folder: Path, file: Path = ONNX_INT8, *, threads: int = 1, max_length: int | None = None
-    ) -> None:
+    def __init__(self, folder: Path, file: Path, *, threads: int = 1, max_length: int | None = None) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
