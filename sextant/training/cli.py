@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
             mined, held_out = _groups_for(data, ns, mining)
             groups += mined
             sources.append({"dataset": data.resolve().name, "groups": len(mined), "held_out_qrels": str(held_out)})
-            _say(f"{data.resolve().name}: {len(mined)} training groups; held out: {held_out}")
+            say(f"{data.resolve().name}: {len(mined)} training groups; held out: {held_out}")
     except beir.BeirError as exc:
         print(f"sextant-train-reranker: {exc}", file=sys.stderr)
         raise SystemExit(2) from exc
@@ -108,12 +108,12 @@ def main(argv: list[str] | None = None) -> None:
 
     torch.set_num_threads(ns.threads)
     fingerprint = hashlib.sha256(json.dumps([sources, [asdict(g) for g in groups]]).encode()).hexdigest()
-    record = train(groups, config, ns.out, fingerprint=fingerprint, report=_progress(ns.log_every))
+    record = train(groups, config, ns.out, fingerprint=fingerprint, report=progress_reporter(ns.log_every))
     record.update(sources=sources, mining=asdict(mining), mining_seconds=round(mined_seconds, 1))
     if not ns.no_onnx:
         record["onnx"] = _export(ns.out)
     (ns.out / "sextant-training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    _say(f"trained in {record['train_seconds']:.0f} s ({record['steps']} steps); use it with SEXTANT_RERANKER={ns.out}")
+    say(f"trained in {record['train_seconds']:.0f} s ({record['steps']} steps); use it with SEXTANT_RERANKER={ns.out}")
 
 
 def _groups_for(data: Path, ns: argparse.Namespace, mining: MiningConfig) -> tuple[list[Group], Path]:
@@ -139,7 +139,7 @@ def _groups_for(data: Path, ns: argparse.Namespace, mining: MiningConfig) -> tup
         # content-hash recipe changes, and mining needs the documents, not their latest chunking.
         stored = {d.id for d in kb.documents()}
         missing = (d for d in docs.values() if d.id not in stored)
-        beir.ingest(kb, missing, progress=lambda c: _say(f"  ingested {c} documents"))
+        beir.ingest(kb, missing, progress=lambda c: say(f"  ingested {c} documents"))
         groups = mine_groups(kb, docs, queries, fit, mining, progress=_mining_progress)
     save_groups(cache, groups, fingerprint)
     return groups, held_out
@@ -152,16 +152,16 @@ def _export(folder: Path) -> list[str] | None:
     try:
         return [str(path) for path in export_onnx(folder)]
     except ImportError as exc:
-        _say(f"no ONNX export ({exc}): pip install 'sextant-kb[train]' and rerun; the torch model is saved")
+        say(f"no ONNX export ({exc}): pip install 'sextant-kb[train]' and rerun; the torch model is saved")
         return None
 
 
 def _mining_progress(done: int, total: int) -> None:
     if done % 100 == 0 or done == total:
-        _say(f"  mined {done}/{total} queries")
+        say(f"  mined {done}/{total} queries")
 
 
-def _progress(every: int) -> Callable[[StepReport], None]:
+def progress_reporter(every: int) -> Callable[[StepReport], None]:
     started = time.perf_counter()
 
     def report(r: StepReport) -> None:
@@ -169,12 +169,12 @@ def _progress(every: int) -> Callable[[StepReport], None]:
             return
         elapsed = time.perf_counter() - started
         eta = elapsed / r.step * (r.steps - r.step)
-        _say(f"  step {r.step}/{r.steps}  loss {r.loss:.3f}  {r.pairs_per_second:.0f} pairs/s  eta {eta / 60:.1f} min")
+        say(f"  step {r.step}/{r.steps}  loss {r.loss:.3f}  {r.pairs_per_second:.0f} pairs/s  eta {eta / 60:.1f} min")
 
     return report
 
 
-def _say(message: str) -> None:
+def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 

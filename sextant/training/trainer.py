@@ -137,12 +137,9 @@ def train(
     net, tokenizer = model.model, model.tokenizer
     steps = total_steps(len(groups), config)
     optimiser = torch.optim.AdamW(net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
-    warmup = max(1, int(config.warmup * steps))
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(1, steps - warmup)))
-    )
+    schedule = warmup_then_linear_decay(optimiser, steps, config.warmup)
     identity = {"config": asdict(config), "fingerprint": fingerprint}
-    step, seconds = _resume(out / CHECKPOINT, identity, net, optimiser, schedule)
+    step, seconds = resume(out / CHECKPOINT, identity, net, optimiser, schedule)
 
     net.train()
     per_epoch = steps_per_epoch(len(groups), config)
@@ -180,7 +177,7 @@ def train(
                 report(StepReport(step, steps, loss.item(), len(pairs) / (time.perf_counter() - tick)))
             if step % config.checkpoint_every == 0 and step < steps:
                 elapsed = seconds + time.perf_counter() - started
-                _checkpoint(out / CHECKPOINT, identity, step, elapsed, net, optimiser, schedule)
+                save_checkpoint(out / CHECKPOINT, identity, step, elapsed, net, optimiser, schedule)
     seconds += time.perf_counter() - started
 
     net.eval()
@@ -198,7 +195,17 @@ def train(
     return record
 
 
-def _checkpoint(path: Path, identity: dict[str, Any], step: int, seconds: float, *state: Any) -> None:
+def warmup_then_linear_decay(optimiser: Any, steps: int, warmup_fraction: float) -> Any:
+    """The learning rate rises over the first ``warmup_fraction`` of ``steps``, then falls linearly to 0."""
+    import torch
+
+    warmup = max(1, int(warmup_fraction * steps))
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(1, steps - warmup)))
+    )
+
+
+def save_checkpoint(path: Path, identity: dict[str, Any], step: int, seconds: float, *state: Any) -> None:
     import torch
 
     net, optimiser, schedule = state
@@ -218,7 +225,7 @@ def _checkpoint(path: Path, identity: dict[str, Any], step: int, seconds: float,
     tmp.replace(path)
 
 
-def _resume(path: Path, identity: dict[str, Any], *state: Any) -> tuple[int, float]:
+def resume(path: Path, identity: dict[str, Any], *state: Any) -> tuple[int, float]:
     """``(step, seconds so far)`` from a matching checkpoint, else ``(0, 0.0)``."""
     import torch
 
