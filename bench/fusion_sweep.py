@@ -68,12 +68,12 @@ def main() -> None:
             results[f"golden-{gs.name}"] = sweep(kb.searcher, golden_score)
 
     for name, split in (("scifact", "train"), ("nfcorpus", "dev")):
-        store = args.eval_store / f"beir-{name}"
-        if args.skip_beir or not store.exists():
+        settings = beir.store_settings(name, args.eval_store)
+        if args.skip_beir or not settings.store_dir().exists():
             continue
         folder = args.data / "beir" / name
         queries, qrels = beir.read_queries(folder), beir.read_qrels(folder / "qrels" / f"{split}.tsv")
-        with KnowledgeBase.open(KbSettings(chroma_dir=store, max_per_document=20)) as kb:
+        with KnowledgeBase.open(settings) as kb:
             memoise(kb.searcher)
 
             def beir_score(kb: KnowledgeBase = kb, queries: Any = queries, qrels: Any = qrels) -> dict[str, float]:

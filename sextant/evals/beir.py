@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -18,8 +19,10 @@ from pathlib import Path
 
 from sextant.evals.metrics import ndcg_at_k, recall_at_k
 from sextant.kb.documents import LoadedDocument
+from sextant.kb.embeddings import PACKAGED_NAMES
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.results import SearchMode
+from sextant.settings import KbSettings
 
 DEPTH = 200  # chunks per retriever: enough to fill 100 distinct documents for recall@100
 
@@ -37,6 +40,22 @@ class BeirDoc:
     def as_document(self) -> LoadedDocument:
         body = f"{self.title} {self.text}".strip() if self.title else self.text
         return LoadedDocument(text=body, title=self.title or self.id)
+
+
+def store_settings(dataset: str, root: Path, store: Path | None = None) -> KbSettings:
+    """Settings for the store a BEIR set is ingested into (``store``, else one under ``root``).
+
+    One store per dataset and embedder, because a store keeps the embedder it was built with: a
+    configured ``SEXTANT_EMBEDDER`` gets ``beir-<dataset>-<its folder name>`` beside the default's
+    ``beir-<dataset>``. Documents, not passages, are judged, so no per-document cap.
+    """
+    settings = KbSettings(max_per_document=20)
+    if store is None:
+        suffix = (
+            "" if settings.embedder in PACKAGED_NAMES else "-" + re.sub(r"[^\w.-]+", "-", Path(settings.embedder).name)
+        )
+        store = root / f"beir-{dataset}{suffix}"
+    return settings.model_copy(update={"chroma_dir": store})
 
 
 def read_corpus(folder: Path) -> Iterator[BeirDoc]:

@@ -22,14 +22,13 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--split", default="test", help="qrels/<split>.tsv when --qrels is not given")
     parser.add_argument("--qrels", type=Path, help="any qrels TSV, e.g. a held-out test split")
     parser.add_argument("--mode", nargs="+", choices=MODES, default=["dense", "lexical", "rrf"])
-    parser.add_argument("--store", type=Path, help="store folder (default .sextant-eval/beir-<dataset>)")
+    parser.add_argument("--store", type=Path, help="store (default .sextant-eval/beir-<dataset>, one per embedder)")
     parser.add_argument("--json", type=Path, help="write one result object per mode as a JSON list")
     args = parser.parse_args(argv)
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sextant.kb.embeddings import quiet_model_loading
     from sextant.kb.knowledge_base import KnowledgeBase
-    from sextant.settings import KbSettings
 
     quiet_model_loading()
     dataset = args.data.resolve().name
@@ -38,9 +37,8 @@ def main(argv: list[str]) -> None:
         qrels = beir.read_qrels(qrels_path)
         queries = beir.read_queries(args.data)
         docs = beir.read_corpus(args.data)
-        store = args.store or Path(".sextant-eval") / f"beir-{dataset}"
-        # Documents, not passages, are judged: no per-document cap (the ranking keeps each doc's best chunk).
-        settings = KbSettings(chroma_dir=store, max_per_document=20)
+        settings = beir.store_settings(dataset, Path(".sextant-eval"), args.store)
+        store = settings.store_dir()
         with KnowledgeBase.open(settings) as kb:
             n = beir.ingest(kb, docs, progress=lambda c: print(f"  ingested {c} documents", file=sys.stderr))
             print(f"{dataset}: {n} documents, {kb.stats().chunks} chunks in {store}", file=sys.stderr)

@@ -119,7 +119,6 @@ def main(argv: list[str] | None = None) -> None:
 def _groups_for(data: Path, ns: argparse.Namespace, mining: MiningConfig) -> tuple[list[Group], Path]:
     """Mined groups for one dataset (reused from an earlier run when nothing changed), and its held-out qrels."""
     from sextant.kb.knowledge_base import KnowledgeBase
-    from sextant.settings import KbSettings
 
     name = data.resolve().name
     fit, held_out = held_out_split(data, ns.held_out, ns.splits)
@@ -132,9 +131,8 @@ def _groups_for(data: Path, ns: argparse.Namespace, mining: MiningConfig) -> tup
         return cached, held_out
     docs = {d.id: d for d in beir.read_corpus(data)}
     queries = beir.read_queries(data)
-    # The store `sextant-eval beir` builds and reuses; documents are judged, so no per-document cap.
-    store = ns.store_root / f"beir-{name}"
-    with KnowledgeBase.open(KbSettings(chroma_dir=store, max_per_document=20)) as kb:
+    # The store `sextant-eval beir` builds and reuses.
+    with KnowledgeBase.open(beir.store_settings(name, ns.store_root)) as kb:
         # Only missing documents: re-checking every stored one costs a full re-embed whenever the
         # content-hash recipe changes, and mining needs the documents, not their latest chunking.
         stored = {d.id for d in kb.documents()}

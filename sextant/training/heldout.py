@@ -155,8 +155,7 @@ def main(argv: list[str]) -> None:
     results: dict[str, Any] = {}
     try:
         if args.data and args.qrels:
-            store = args.store_root / f"beir-{args.data.resolve().name}"
-            with KnowledgeBase.open(KbSettings(chroma_dir=store, max_per_document=20)) as kb:
+            with KnowledgeBase.open(beir.store_settings(args.data.resolve().name, args.store_root)) as kb:
                 rows = evaluate_beir(
                     kb, beir.read_queries(args.data), beir.read_qrels(args.qrels), args.model, args.depth
                 )

@@ -70,3 +70,14 @@ def test_the_shared_qrels_load_with_the_documented_query_counts() -> None:
     nfcorpus = beir.read_qrels(require_data("beir", "nfcorpus", "qrels", "dev.tsv"))
     assert (len(scifact), len(nfcorpus)) == (809, 324)
     assert {g for q in nfcorpus.values() for g in q.values()} >= {1, 2}  # graded relevance kept
+
+
+def test_each_embedder_gets_its_own_store_so_none_is_refused_for_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SEXTANT_EMBEDDER", raising=False)
+    assert beir.store_settings("scifact", tmp_path).store_dir() == tmp_path / "beir-scifact"
+    assert beir.store_settings("scifact", tmp_path, tmp_path / "mine").store_dir() == tmp_path / "mine"
+    monkeypatch.setenv("SEXTANT_EMBEDDER", "models/embedder nf/")
+    settings = beir.store_settings("scifact", tmp_path)
+    assert settings.store_dir() == tmp_path / "beir-scifact-embedder-nf" and settings.max_per_document == 20
