@@ -15,9 +15,7 @@ its checkpoint takes the same steps as one that never stopped (the cross-encoder
 from __future__ import annotations
 
 import itertools
-import json
 import random
-import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -25,8 +23,7 @@ from typing import Any
 
 from sextant.kb.embeddings import resolve_model_path
 from sextant.training.pairs import Qrels
-from sextant.training.trainer import CHECKPOINT, TRAINING_RECORD, StepReport, resume, save_checkpoint
-from sextant.training.trainer import warmup_then_linear_decay as schedule_for
+from sextant.training.trainer import StepReport, TrainingRun
 
 Pair = tuple[str, str]  # (query id, document id)
 
@@ -111,50 +108,24 @@ def train_embedder(
     model = SentenceTransformer(resolve_model_path(config.base), device="cpu")
     window = model.max_seq_length
     model.max_seq_length = config.max_length
-    optimiser = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
-    schedule = schedule_for(optimiser, config.steps, config.warmup)
     identity = {"config": asdict(config), "fingerprint": fingerprint}
-    step, seconds = resume(out / CHECKPOINT, identity, model, optimiser, schedule)
+    run = TrainingRun(model, out, identity, config, config.steps, report)
 
     def embed(texts: list[str]) -> Any:
         features = model.preprocess(texts)
         return torch.nn.functional.normalize(model(features)["sentence_embedding"], dim=-1)
 
     model.train()
-    started = time.perf_counter()
-    for batch in itertools.islice(_batches_from(step, qrels, documents, config), config.steps - step):
-        torch.manual_seed(config.seed * 1_000_003 + step)
-        tick = time.perf_counter()
+    for batch in itertools.islice(_batches_from(run.step, qrels, documents, config), config.steps - run.step):
+        run.seed_step()
         similarity = embed([queries[q] for q, _ in batch]) @ embed([documents[d] for _, d in batch]).T
         logits = (similarity * config.scale).masked_fill(torch.tensor(known_positives(batch, qrels)), float("-inf"))
-        loss = torch.nn.functional.cross_entropy(logits, torch.arange(len(batch)))
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimiser.step()
-        schedule.step()
-        optimiser.zero_grad()
-        step += 1
-        if report:
-            report(StepReport(step, config.steps, loss.item(), len(batch) / (time.perf_counter() - tick)))
-        if step % config.checkpoint_every == 0 and step < config.steps:
-            elapsed = seconds + time.perf_counter() - started
-            save_checkpoint(out / CHECKPOINT, identity, step, elapsed, model, optimiser, schedule)
-    seconds += time.perf_counter() - started
+        run.update(torch.nn.functional.cross_entropy(logits, torch.arange(len(batch))), len(batch))
 
     model.eval()
     model.max_seq_length = window  # the product chunks to the base model's window, not the training cut
     model.save(str(out))
-    record = {
-        **identity,
-        "questions": len(qrels),
-        "steps": config.steps,
-        "pairs_seen": config.steps * config.batch_size,
-        "train_seconds": round(seconds, 1),
-        "torch_threads": torch.get_num_threads(),
-    }
-    (out / TRAINING_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    (out / CHECKPOINT).unlink(missing_ok=True)
-    return record
+    return run.finish({"questions": len(qrels), "pairs_seen": config.steps * config.batch_size})
 
 
 def _batches_from(

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sextant.kb.embeddings import resolve_model_path
 from sextant.training.pairs import Group
@@ -136,22 +136,16 @@ def train(
     model = build_cross_encoder(config.base, config.layers, config.max_length)
     net, tokenizer = model.model, model.tokenizer
     steps = total_steps(len(groups), config)
-    optimiser = torch.optim.AdamW(net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
-    schedule = warmup_then_linear_decay(optimiser, steps, config.warmup)
-    identity = {"config": asdict(config), "fingerprint": fingerprint}
-    step, seconds = resume(out / CHECKPOINT, identity, net, optimiser, schedule)
-
+    run = TrainingRun(net, out, {"config": asdict(config), "fingerprint": fingerprint}, config, steps, report)
     net.train()
     per_epoch = steps_per_epoch(len(groups), config)
     group_size = config.group_size
-    started = time.perf_counter()
-    while step < steps:
-        epoch, offset = divmod(step, per_epoch)
+    while run.step < steps:
+        epoch, offset = divmod(run.step, per_epoch)
         for pairs in epoch_batches(groups, config, epoch)[offset:]:
-            if step >= steps:
+            if run.step >= steps:
                 break
-            torch.manual_seed(config.seed * 1_000_003 + step)  # dropout masks reproducible across resumes
-            tick = time.perf_counter()
+            run.seed_step()
             features = tokenizer(
                 [q for q, _, _ in pairs],
                 [p for _, p, _ in pairs],
@@ -166,33 +160,92 @@ def train(
                 logits.view(-1, group_size), torch.zeros(len(pairs) // group_size, dtype=torch.long)
             )
             pointwise = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels)
-            loss = listwise + pointwise
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-            optimiser.step()
-            schedule.step()
-            optimiser.zero_grad()
-            step += 1
-            if report:
-                report(StepReport(step, steps, loss.item(), len(pairs) / (time.perf_counter() - tick)))
-            if step % config.checkpoint_every == 0 and step < steps:
-                elapsed = seconds + time.perf_counter() - started
-                save_checkpoint(out / CHECKPOINT, identity, step, elapsed, net, optimiser, schedule)
-    seconds += time.perf_counter() - started
+            run.update(listwise + pointwise, len(pairs))
 
     net.eval()
     model.save(str(out))
-    record = {
-        **identity,
-        "groups": len(groups),
-        "steps": steps,
-        "pairs_seen": steps * config.groups_per_step * group_size,
-        "train_seconds": round(seconds, 1),
-        "torch_threads": torch.get_num_threads(),
-    }
-    (out / TRAINING_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    (out / CHECKPOINT).unlink(missing_ok=True)
-    return record
+    return run.finish({"groups": len(groups), "pairs_seen": steps * config.groups_per_step * group_size})
+
+
+class RunConfig(Protocol):
+    """What a run reads from a trainer's (frozen) configuration."""
+
+    @property
+    def learning_rate(self) -> float: ...
+    @property
+    def weight_decay(self) -> float: ...
+    @property
+    def warmup(self) -> float: ...
+    @property
+    def checkpoint_every(self) -> int: ...
+    @property
+    def seed(self) -> int: ...
+
+
+class TrainingRun:
+    """The part every trainer shares: AdamW with warm-up, one update per step, reports, checkpoints.
+
+    Torch is re-seeded before every step (``seed_step``) so dropout masks, like the batches, depend
+    only on the step: a run resumed from its checkpoint takes the same steps as one that never stopped.
+    """
+
+    def __init__(
+        self,
+        net: Any,
+        out: Path,
+        identity: dict[str, Any],
+        config: RunConfig,
+        steps: int,
+        report: Callable[[StepReport], None] | None,
+    ) -> None:
+        """A run of ``steps`` over ``net``, resumed from ``out``'s checkpoint if made with the same ``identity``."""
+        import torch
+
+        self.net, self.out, self.identity, self.config = net, out, identity, config
+        self.steps, self.report = steps, report
+        self.optimiser = torch.optim.AdamW(net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
+        self.schedule = warmup_then_linear_decay(self.optimiser, steps, config.warmup)
+        self.step, self.seconds = resume(out / CHECKPOINT, identity, net, self.optimiser, self.schedule)
+        self.started = self.tick = time.perf_counter()
+
+    def seed_step(self) -> None:
+        import torch
+
+        torch.manual_seed(self.config.seed * 1_000_003 + self.step)
+        self.tick = time.perf_counter()
+
+    def update(self, loss: Any, examples: int) -> None:
+        """One optimiser step on ``loss``; report it, and checkpoint every ``checkpoint_every`` steps."""
+        import torch
+
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.net.parameters(), 1.0)
+        self.optimiser.step()
+        self.schedule.step()
+        self.optimiser.zero_grad()
+        self.step += 1
+        if self.report:
+            self.report(StepReport(self.step, self.steps, loss.item(), examples / (time.perf_counter() - self.tick)))
+        if self.step % self.config.checkpoint_every == 0 and self.step < self.steps:
+            elapsed = self.seconds + time.perf_counter() - self.started
+            state = (self.net, self.optimiser, self.schedule)
+            save_checkpoint(self.out / CHECKPOINT, self.identity, self.step, elapsed, *state)
+
+    def finish(self, facts: dict[str, Any]) -> dict[str, Any]:
+        """Write the training record (identity, ``facts``, steps, time) beside the saved model; drop the checkpoint."""
+        import torch
+
+        seconds = self.seconds + time.perf_counter() - self.started
+        record = {
+            **self.identity,
+            **facts,
+            "steps": self.steps,
+            "train_seconds": round(seconds, 1),
+            "torch_threads": torch.get_num_threads(),
+        }
+        (self.out / TRAINING_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        (self.out / CHECKPOINT).unlink(missing_ok=True)
+        return record
 
 
 def warmup_then_linear_decay(optimiser: Any, steps: int, warmup_fraction: float) -> Any:
