@@ -34,7 +34,7 @@ from sextant.training.pairs import (
     split_qrels,
     write_qrels,
 )
-from sextant.training.trainer import StepReport, TrainConfig
+from sextant.training.trainer import StepReport, TrainConfig, write_training_record
 
 
 def held_out_split(data: Path, fraction: float, splits: Path) -> tuple[Qrels, Path]:
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     record.update(sources=sources, mining=asdict(mining), mining_seconds=round(mined_seconds, 1))
     if not ns.no_onnx:
         record["onnx"] = _export(ns.out)
-    (ns.out / "sextant-training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    write_training_record(ns.out, record)
     say(f"trained in {record['train_seconds']:.0f} s ({record['steps']} steps); use it with SEXTANT_RERANKER={ns.out}")
 
 

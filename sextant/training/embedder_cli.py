@@ -22,6 +22,7 @@ from sextant.evals import beir
 from sextant.training.bi_encoder import EmbedderTrainConfig
 from sextant.training.cli import held_out_split, progress_reporter, say
 from sextant.training.pairs import Qrels
+from sextant.training.trainer import write_training_record
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"sextant-train-embedder: {exc}", file=sys.stderr)
         raise SystemExit(2) from exc
     record["sources"] = sources
-    (ns.out / "sextant-training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    write_training_record(ns.out, record)
     say(
         f"trained in {record['train_seconds']:.0f} s ({record['steps']} steps); ingest into a new store with "
         f"SEXTANT_EMBEDDER={ns.out}"

@@ -204,8 +204,8 @@ class TrainingRun:
         self.net, self.out, self.identity, self.config = net, out, identity, config
         self.steps, self.report = steps, report
         self.optimiser = torch.optim.AdamW(net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
-        self.schedule = warmup_then_linear_decay(self.optimiser, steps, config.warmup)
-        self.step, self.seconds = resume(out / CHECKPOINT, identity, net, self.optimiser, self.schedule)
+        self.schedule = _warmup_then_linear_decay(self.optimiser, steps, config.warmup)
+        self.step, self.seconds = _resume(out / CHECKPOINT, identity, net, self.optimiser, self.schedule)
         self.started = self.tick = time.perf_counter()
 
     def seed_step(self) -> None:
@@ -229,7 +229,7 @@ class TrainingRun:
         if self.step % self.config.checkpoint_every == 0 and self.step < self.steps:
             elapsed = self.seconds + time.perf_counter() - self.started
             state = (self.net, self.optimiser, self.schedule)
-            save_checkpoint(self.out / CHECKPOINT, self.identity, self.step, elapsed, *state)
+            _save_checkpoint(self.out / CHECKPOINT, self.identity, self.step, elapsed, *state)
 
     def finish(self, facts: dict[str, Any]) -> dict[str, Any]:
         """Write the training record (identity, ``facts``, steps, time) beside the saved model; drop the checkpoint."""
@@ -243,12 +243,17 @@ class TrainingRun:
             "train_seconds": round(seconds, 1),
             "torch_threads": torch.get_num_threads(),
         }
-        (self.out / TRAINING_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        write_training_record(self.out, record)
         (self.out / CHECKPOINT).unlink(missing_ok=True)
         return record
 
 
-def warmup_then_linear_decay(optimiser: Any, steps: int, warmup_fraction: float) -> Any:
+def write_training_record(folder: Path, record: dict[str, Any]) -> None:
+    """The record of how ``folder``'s model was made, beside it (commands add what they know to it)."""
+    (folder / TRAINING_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+
+
+def _warmup_then_linear_decay(optimiser: Any, steps: int, warmup_fraction: float) -> Any:
     """The learning rate rises over the first ``warmup_fraction`` of ``steps``, then falls linearly to 0."""
     import torch
 
@@ -258,7 +263,7 @@ def warmup_then_linear_decay(optimiser: Any, steps: int, warmup_fraction: float)
     )
 
 
-def save_checkpoint(path: Path, identity: dict[str, Any], step: int, seconds: float, *state: Any) -> None:
+def _save_checkpoint(path: Path, identity: dict[str, Any], step: int, seconds: float, *state: Any) -> None:
     import torch
 
     net, optimiser, schedule = state
@@ -278,7 +283,7 @@ def save_checkpoint(path: Path, identity: dict[str, Any], step: int, seconds: fl
     tmp.replace(path)
 
 
-def resume(path: Path, identity: dict[str, Any], *state: Any) -> tuple[int, float]:
+def _resume(path: Path, identity: dict[str, Any], *state: Any) -> tuple[int, float]:
     """``(step, seconds so far)`` from a matching checkpoint, else ``(0, 0.0)``."""
     import torch
 
