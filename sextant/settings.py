@@ -48,6 +48,11 @@ class KbSettings(BaseSettings):
         description="Sentence-transformers model name or local folder. all-MiniLM-L6-v2 resolves to the "
         "packaged offline copy when installed.",
     )
+    query_encoder: str | None = Field(
+        default=None,
+        description="Folder of a query encoder from sextant-train-query-encoder: questions are embedded with it, "
+        "stored chunks keep the embedder's vectors (learning/query-encoder.md); unset means the embedder.",
+    )
     reranker: str | None = Field(
         default=None,
         description="Cross-encoder model name or local folder; unset means results are ordered by fusion.",

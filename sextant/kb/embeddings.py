@@ -7,6 +7,7 @@ is downloaded at run time; any other sentence-transformers name or local folder 
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 from collections.abc import Sequence
@@ -103,6 +104,49 @@ class Embedder:
             show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+
+QUERY_ENCODER_RECORD = "sextant-query-encoder.json"
+
+
+@dataclass(frozen=True, slots=True)
+class QueryEncoderRecord:
+    """Which document vectors a query encoder was trained against (``sextant-train-query-encoder``)."""
+
+    document_embedder: str
+    dim: int
+
+
+def write_query_encoder_record(folder: Path, record: QueryEncoderRecord) -> None:
+    payload = {"document_embedder": record.document_embedder, "dim": record.dim}
+    (folder / QUERY_ENCODER_RECORD).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+
+
+def load_query_encoder(folder: str, documents: Embedder, threads: int = 1) -> Embedder:
+    """The encoder for questions trained against ``documents``' vectors.
+
+    A query encoder only ranks well against the vectors it was trained against, so one made for
+    another embedder is refused rather than silently ranking by noise.
+
+    Raises:
+        EmbedderError: ``folder`` is not a query encoder, or one made for another document embedder.
+    """
+    path = Path(folder).expanduser() / QUERY_ENCODER_RECORD
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        record = QueryEncoderRecord(document_embedder=str(raw["document_embedder"]), dim=int(raw["dim"]))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise EmbedderError(
+            f"SEXTANT_QUERY_ENCODER={folder!r} is not a query encoder: {path.name} is missing or unreadable "
+            f"({exc}); train one with sextant-train-query-encoder"
+        ) from exc
+    if record.document_embedder != documents.name or record.dim != documents.dim:
+        raise EmbedderError(
+            f"SEXTANT_QUERY_ENCODER={folder!r} was trained against embedder {record.document_embedder!r} "
+            f"({record.dim} dimensions), but this store's embedder is {documents.name!r} ({documents.dim}); "
+            "unset it or train one for this embedder"
+        )
+    return load_embedder(folder, threads)
 
 
 @functools.lru_cache(maxsize=4)

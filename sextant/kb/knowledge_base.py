@@ -21,7 +21,7 @@ import numpy as np
 from sextant.kb.ann.live import LiveIndex
 from sextant.kb.chunking import Chunk, ChunkingConfig, chunk_document
 from sextant.kb.documents import LoadedDocument
-from sextant.kb.embeddings import Embedder, load_embedder
+from sextant.kb.embeddings import Embedder, load_embedder, load_query_encoder
 from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.parsing import too_many_chars_reason
@@ -82,6 +82,7 @@ class KnowledgeBase:
         lexical: LexicalIndex,
         reranker: Reranker,
         policy: IndexingPolicy = DEFAULT_POLICY,
+        query_encoder: Embedder | None = None,
     ) -> None:
         self.settings = settings
         self.policy = policy
@@ -94,7 +95,7 @@ class KnowledgeBase:
         if settings.ann_index != "chroma":
             self.ann = LiveIndex.open(settings.ann_index, _ann_dir(settings), embedder.dim, settings.ann_params())
         self.searcher = Searcher(
-            embedder,
+            query_encoder or embedder,
             store,
             lexical,
             reranker,
@@ -130,9 +131,13 @@ class KnowledgeBase:
 
         Raises:
             KnowledgeBaseError: the chunk size does not fit the embedder's window.
+            EmbedderError: a model cannot be loaded, or the query encoder was made for another embedder.
             StoreError: the store cannot be opened or was built with another embedder.
         """
         embedder = embedder or load_embedder(settings.embedder, settings.threads)
+        query_encoder = (
+            load_query_encoder(settings.query_encoder, embedder, settings.threads) if settings.query_encoder else None
+        )
         if settings.chunk_tokens > embedder.max_tokens:
             raise KnowledgeBaseError(
                 f"SEXTANT_CHUNK_TOKENS={settings.chunk_tokens} exceeds the window of embedder "
@@ -151,7 +156,7 @@ class KnowledgeBase:
         reranker = reranker or Reranker(
             settings.reranker, threads=settings.threads, precision=settings.rerank_precision
         )
-        return cls(settings, embedder, store, lexical, reranker, policy)
+        return cls(settings, embedder, store, lexical, reranker, policy, query_encoder)
 
     def close(self) -> None:
         """Release the store once the current write (if any) has finished; the knowledge base cannot be used

@@ -19,9 +19,10 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sextant.evals import beir
 from sextant.training.pairs import (
@@ -35,6 +36,9 @@ from sextant.training.pairs import (
     write_qrels,
 )
 from sextant.training.trainer import StepReport, TrainConfig, write_training_record
+
+if TYPE_CHECKING:
+    from sextant.kb.knowledge_base import KnowledgeBase
 
 
 def held_out_split(data: Path, fraction: float, splits: Path) -> tuple[Qrels, Path]:
@@ -118,8 +122,6 @@ def main(argv: list[str] | None = None) -> None:
 
 def _groups_for(data: Path, ns: argparse.Namespace, mining: MiningConfig) -> tuple[list[Group], Path]:
     """Mined groups for one dataset (reused from an earlier run when nothing changed), and its held-out qrels."""
-    from sextant.kb.knowledge_base import KnowledgeBase
-
     name = data.resolve().name
     fit, held_out = held_out_split(data, ns.held_out, ns.splits)
     if ns.limit_queries:
@@ -131,16 +133,24 @@ def _groups_for(data: Path, ns: argparse.Namespace, mining: MiningConfig) -> tup
         return cached, held_out
     docs = {d.id: d for d in beir.read_corpus(data)}
     queries = beir.read_queries(data)
-    # The store `sextant-eval beir` builds and reuses.
-    with KnowledgeBase.open(beir.store_settings(name, ns.store_root)) as kb:
-        # Only missing documents: re-checking every stored one costs a full re-embed whenever the
-        # content-hash recipe changes, and mining needs the documents, not their latest chunking.
-        stored = {d.id for d in kb.documents()}
-        missing = (d for d in docs.values() if d.id not in stored)
-        beir.ingest(kb, missing, progress=lambda c: say(f"  ingested {c} documents"))
+    with beir_store(data, ns.store_root, docs.values()) as kb:
         groups = mine_groups(kb, docs, queries, fit, mining, progress=_mining_progress)
     save_groups(cache, groups, fingerprint)
     return groups, held_out
+
+
+def beir_store(data: Path, store_root: Path, docs: Iterable[beir.BeirDoc]) -> KnowledgeBase:
+    """The store ``sextant-eval beir`` builds and reuses for ``data``, with any document it lacks ingested.
+
+    Only missing documents: re-checking every stored one costs a full re-embed whenever the
+    content-hash recipe changes, and training needs the documents, not their latest chunking.
+    """
+    from sextant.kb.knowledge_base import KnowledgeBase
+
+    kb = KnowledgeBase.open(beir.store_settings(data.resolve().name, store_root))
+    stored = {d.id for d in kb.documents()}
+    beir.ingest(kb, (d for d in docs if d.id not in stored), progress=lambda c: say(f"  ingested {c} documents"))
+    return kb
 
 
 def _export(folder: Path) -> list[str] | None:

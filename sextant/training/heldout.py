@@ -49,7 +49,7 @@ def fused_as_the_product_orders(hits: Sequence[Hit]) -> list[Hit]:
 
 def searcher_with(kb: KnowledgeBase, reranker: Reranker, depth: int) -> Searcher:
     return Searcher(
-        kb.embedder,
+        kb.searcher.embedder,
         kb.store,
         kb.lexical,
         reranker,

@@ -1,11 +1,20 @@
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from sextant.kb.embeddings import Embedder, EmbedderError, resolve_model_path
+from sextant.kb.embeddings import (
+    Embedder,
+    EmbedderError,
+    QueryEncoderRecord,
+    load_query_encoder,
+    resolve_model_path,
+    write_query_encoder_record,
+)
 
 
 def test_the_default_name_resolves_to_the_packaged_copy() -> None:
@@ -36,3 +45,29 @@ def test_an_unloadable_embedder_says_what_to_configure(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("{}", encoding="utf-8")
     with pytest.raises(EmbedderError, match="SEXTANT_EMBEDDER"):
         Embedder(str(tmp_path))
+
+
+def _copy_of_the_packaged_model(folder: Path) -> Path:
+    shutil.copytree(resolve_model_path("all-MiniLM-L6-v2"), folder, copy_function=os.symlink)
+    return folder
+
+
+def test_a_query_encoder_for_the_store_s_embedder_embeds_questions(tmp_path: Path, embedder: Embedder) -> None:
+    folder = _copy_of_the_packaged_model(tmp_path / "query")
+    write_query_encoder_record(folder, QueryEncoderRecord(document_embedder=embedder.name, dim=embedder.dim))
+    encoder = load_query_encoder(str(folder), embedder)
+    assert encoder.name == str(folder)
+    np.testing.assert_allclose(encoder.embed(["descaling"]), embedder.embed(["descaling"]), atol=1e-6)
+
+
+def test_a_folder_that_is_not_a_query_encoder_is_refused(tmp_path: Path, embedder: Embedder) -> None:
+    folder = _copy_of_the_packaged_model(tmp_path / "plain")
+    with pytest.raises(EmbedderError, match=r"is not a query encoder.*sextant-train-query-encoder"):
+        load_query_encoder(str(folder), embedder)
+
+
+def test_a_query_encoder_trained_against_another_embedder_is_refused(tmp_path: Path, embedder: Embedder) -> None:
+    folder = _copy_of_the_packaged_model(tmp_path / "other")
+    write_query_encoder_record(folder, QueryEncoderRecord(document_embedder="models/embedder-nfcorpus", dim=384))
+    with pytest.raises(EmbedderError, match="trained against embedder 'models/embedder-nfcorpus'"):
+        load_query_encoder(str(folder), embedder)
