@@ -503,6 +503,7 @@ class KnowledgeBase:
             documents=self.store.document_count(),
             chunks=self.store.chunk_count(),
             embedder=self.embedder.name,
+            query_encoder=self.searcher.embedder.name if self.searcher.embedder is not self.embedder else None,
             dimension=self.embedder.dim,
             chunk_tokens=self.chunking.target,
             max_per_document=self.settings.max_per_document,

@@ -108,6 +108,9 @@ class Stats(BaseModel):
     documents: int
     chunks: int
     embedder: str
+    query_encoder: str | None = Field(
+        default=None, description="The model that embeds questions, when not the embedder (SEXTANT_QUERY_ENCODER)."
+    )
     dimension: int
     chunk_tokens: int
     max_per_document: int

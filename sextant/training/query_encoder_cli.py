@@ -32,7 +32,8 @@ def main(argv: list[str] | None = None) -> None:
     config = QueryEncoderTrainConfig(
         max_length=ns.max_length,
         batch_size=ns.batch_size,
-        steps=ns.steps,
+        epochs=ns.epochs,
+        max_steps=ns.max_steps,
         learning_rate=ns.lr,
         checkpoint_every=ns.checkpoint_every,
         seed=ns.seed,
@@ -94,7 +95,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--store-root", type=Path, default=Path(".sextant-eval"), help="folder of the beir-<name> stores")
     p.add_argument("--max-length", type=int, default=defaults.max_length, help="tokens of a question in training")
     p.add_argument("--batch-size", type=int, default=defaults.batch_size, help="questions per step")
-    p.add_argument("--steps", type=int, default=defaults.steps)
+    p.add_argument("--epochs", type=int, default=defaults.epochs, help="passes over the training questions")
+    p.add_argument("--max-steps", type=int, default=defaults.max_steps, help="stop after this many steps")
     p.add_argument("--lr", type=float, default=defaults.learning_rate)
     p.add_argument("--checkpoint-every", type=int, default=defaults.checkpoint_every)
     p.add_argument("--seed", type=int, default=defaults.seed)

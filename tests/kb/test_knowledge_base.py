@@ -44,6 +44,10 @@ def test_ingest_then_search_cites_document_page_and_terms(kb: KnowledgeBase) -> 
     assert kb.document("espresso").text[top.start : top.end] == stored.text
 
 
+def test_without_a_query_encoder_questions_are_embedded_by_the_embedder(kb: KnowledgeBase) -> None:
+    assert kb.searcher.embedder is kb.embedder and kb.stats().query_encoder is None
+
+
 def test_reingest_of_unchanged_content_is_skipped_and_changed_content_replaced(kb: KnowledgeBase) -> None:
     long_text = " ".join([ESPRESSO] * 36)
     first = kb.ingest("espresso", _doc(long_text, "Espresso care"))

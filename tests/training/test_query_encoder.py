@@ -13,6 +13,7 @@ from sextant.training.query_encoder import (
     StoredVectors,
     epoch_batches,
     positive_rows,
+    total_steps,
     train_query_encoder,
 )
 from sextant.training.trainer import CHECKPOINT, StepReport
@@ -21,7 +22,7 @@ TOPICS = ["espresso descaling", "bee swarms", "rose pruning", "bread proofing", 
 # Questions that share no word with their document: the base model has to learn the mapping.
 QUERIES = {f"q{i}": f"topic number {i}" for i in range(len(TOPICS))}
 QRELS = {f"q{i}": {f"d{i}": 1} for i in range(len(TOPICS))}
-TINY = QueryEncoderTrainConfig(max_length=16, batch_size=4, steps=4, learning_rate=1e-4, checkpoint_every=2, seed=5)
+TINY = QueryEncoderTrainConfig(max_length=16, batch_size=4, epochs=2, learning_rate=1e-4, checkpoint_every=2, seed=5)
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +51,11 @@ def test_positives_are_every_chunk_of_every_judged_document() -> None:
     assert positive_rows(qrels, documents) == {"q1": [0, 2, 3], "q3": [1, 4]}
 
 
+def test_steps_are_passes_over_the_questions_up_to_a_cap() -> None:
+    assert total_steps(130, QueryEncoderTrainConfig(batch_size=64, epochs=10)) == 30
+    assert total_steps(130, QueryEncoderTrainConfig(batch_size=64, epochs=10, max_steps=7)) == 7
+
+
 def test_no_judged_document_in_the_store_is_refused_before_loading_a_model(tmp_path: Path) -> None:
     stored = StoredVectors(vectors=np.zeros((2, 384), np.float32), documents=["x", "y"], embedder="all-MiniLM-L6-v2")
     with pytest.raises(ValueError, match="ingest the corpus"):
@@ -72,7 +78,7 @@ def test_training_ranks_each_question_s_document_first_and_records_the_document_
 
     before = hits(Embedder("all-MiniLM-L6-v2"))
     losses: list[float] = []
-    config = QueryEncoderTrainConfig(max_length=16, batch_size=6, steps=30, learning_rate=3e-4, warmup=0.0, seed=1)
+    config = QueryEncoderTrainConfig(max_length=16, batch_size=6, epochs=30, learning_rate=3e-4, warmup=0.0, seed=1)
     record = train_query_encoder(
         QRELS, QUERIES, stored, config, tmp_path, fingerprint="f", report=lambda r: losses.append(r.loss)
     )

@@ -18,7 +18,7 @@ def test_the_command_trains_a_query_encoder_the_existing_store_searches_with(tmp
     data, out, splits, stores = tiny_beir(tmp_path / "tiny"), tmp_path / "query", tmp_path / "splits", tmp_path / "s"
     main(
         ["--data", str(data), "--out", str(out), "--splits", str(splits), "--store-root", str(stores),
-         "--held-out", "0.34", "--batch-size", "2", "--steps", "2", "--threads", "1"]
+         "--held-out", "0.34", "--batch-size", "2", "--max-steps", "2", "--threads", "1"]
     )  # fmt: skip
     fit = beir.read_qrels(splits / "tiny" / "fit.tsv")
     record = json.loads((out / "sextant-training.json").read_text())
@@ -29,7 +29,7 @@ def test_the_command_trains_a_query_encoder_the_existing_store_searches_with(tmp
 
     settings = beir.store_settings("tiny", stores).model_copy(update={"query_encoder": str(out)})
     with KnowledgeBase.open(settings) as kb:
-        assert kb.searcher.embedder.name == str(out) and kb.embedder.name == "all-MiniLM-L6-v2"
+        assert kb.stats().query_encoder == str(out) and kb.stats().embedder == "all-MiniLM-L6-v2"
         hits = kb.search("how to handle bee swarms", 1).hits
         assert [h.document_id for h in hits] == ["d1"]
 
