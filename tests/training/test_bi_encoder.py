@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sextant.training.bi_encoder import EmbedderTrainConfig, epoch_batches, known_positives, train_embedder
-from sextant.training.trainer import CHECKPOINT, StepReport
+from tests.training.resumption import resumed_steps
 
 TOPICS = ["espresso descaling", "bee swarms", "rose pruning", "bread proofing", "bicycle chains", "tomato blight"]
 QUERIES = {f"q{i}": f"how do I deal with {t}" for i, t in enumerate(TOPICS)}
@@ -69,24 +69,11 @@ def test_training_lowers_the_loss_and_saves_a_model_the_product_loads(tmp_path: 
 
 @pytest.mark.slow
 def test_an_interrupted_run_resumes_from_its_checkpoint_to_the_same_weights(tmp_path: Path) -> None:
-    import torch
     from sentence_transformers import SentenceTransformer
 
-    torch.set_num_threads(1)
-    train_embedder(QRELS, QUERIES, DOCUMENTS, TINY, tmp_path / "whole", fingerprint="f")
-
-    def stop_at_step_3(report: StepReport) -> None:
-        if report.step == 3:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        train_embedder(QRELS, QUERIES, DOCUMENTS, TINY, tmp_path / "resumed", fingerprint="f", report=stop_at_step_3)
-    assert (tmp_path / "resumed" / CHECKPOINT).is_file()
-    steps: list[int] = []
-    train_embedder(
-        QRELS, QUERIES, DOCUMENTS, TINY, tmp_path / "resumed", fingerprint="f", report=lambda r: steps.append(r.step)
+    steps = resumed_steps(
+        lambda out, report: train_embedder(QRELS, QUERIES, DOCUMENTS, TINY, out, fingerprint="f", report=report),
+        lambda out: SentenceTransformer(str(out), device="cpu").state_dict(),
+        tmp_path,
     )
-    assert steps == [3, 4] and not (tmp_path / "resumed" / CHECKPOINT).exists()
-    whole = SentenceTransformer(str(tmp_path / "whole"), device="cpu").state_dict()
-    resumed = SentenceTransformer(str(tmp_path / "resumed"), device="cpu").state_dict()
-    assert whole.keys() == resumed.keys() and all(torch.equal(whole[k], resumed[k]) for k in whole)
+    assert steps == [3, 4]

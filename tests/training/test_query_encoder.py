@@ -16,7 +16,7 @@ from sextant.training.query_encoder import (
     total_steps,
     train_query_encoder,
 )
-from sextant.training.trainer import CHECKPOINT, StepReport
+from tests.training.resumption import resumed_steps
 
 TOPICS = ["espresso descaling", "bee swarms", "rose pruning", "bread proofing", "bicycle chains", "tomato blight"]
 # Questions that share no word with their document: the base model has to learn the mapping.
@@ -94,24 +94,11 @@ def test_training_ranks_each_question_s_document_first_and_records_the_document_
 def test_an_interrupted_run_resumes_from_its_checkpoint_to_the_same_weights(
     tmp_path: Path, stored: StoredVectors
 ) -> None:
-    import torch
     from sentence_transformers import SentenceTransformer
 
-    torch.set_num_threads(1)
-    train_query_encoder(QRELS, QUERIES, stored, TINY, tmp_path / "whole", fingerprint="f")
-
-    def stop_at_step_3(report: StepReport) -> None:
-        if report.step == 3:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        train_query_encoder(QRELS, QUERIES, stored, TINY, tmp_path / "resumed", fingerprint="f", report=stop_at_step_3)
-    assert (tmp_path / "resumed" / CHECKPOINT).is_file()
-    steps: list[int] = []
-    train_query_encoder(
-        QRELS, QUERIES, stored, TINY, tmp_path / "resumed", fingerprint="f", report=lambda r: steps.append(r.step)
+    steps = resumed_steps(
+        lambda out, report: train_query_encoder(QRELS, QUERIES, stored, TINY, out, fingerprint="f", report=report),
+        lambda out: SentenceTransformer(str(out), device="cpu").state_dict(),
+        tmp_path,
     )
-    assert steps == [3, 4] and not (tmp_path / "resumed" / CHECKPOINT).exists()
-    whole = SentenceTransformer(str(tmp_path / "whole"), device="cpu").state_dict()
-    resumed = SentenceTransformer(str(tmp_path / "resumed"), device="cpu").state_dict()
-    assert whole.keys() == resumed.keys() and all(torch.equal(whole[k], resumed[k]) for k in whole)
+    assert steps == [3, 4]  # the resumed run crosses into the second pass at step 3

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from sextant.training.pairs import Group
-from sextant.training.trainer import CHECKPOINT, StepReport, TrainConfig, epoch_batches, total_steps, train
+from sextant.training.trainer import TrainConfig, epoch_batches, total_steps, train
+from tests.training.resumption import resumed_steps
 
 GROUPS = [
     Group(
@@ -40,24 +41,11 @@ def test_batches_depend_on_seed_and_epoch_only() -> None:
 
 @pytest.mark.slow
 def test_an_interrupted_run_resumes_from_its_checkpoint_to_the_same_weights(tmp_path: Path) -> None:
-    import torch
     from sentence_transformers import CrossEncoder
 
-    torch.set_num_threads(1)
-    train(GROUPS, TINY, tmp_path / "whole", fingerprint="f")
-
-    def stop_at_step_3(report: StepReport) -> None:
-        if report.step == 3:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        train(GROUPS, TINY, tmp_path / "resumed", fingerprint="f", report=stop_at_step_3)
-    assert (tmp_path / "resumed" / CHECKPOINT).is_file()
-    steps: list[int] = []
-    record = train(GROUPS, TINY, tmp_path / "resumed", fingerprint="f", report=lambda r: steps.append(r.step))
-    assert steps == [3, 4, 5, 6] and record["steps"] == 6
-    assert not (tmp_path / "resumed" / CHECKPOINT).exists()
-    whole = CrossEncoder(str(tmp_path / "whole"), device="cpu").model.state_dict()
-    resumed = CrossEncoder(str(tmp_path / "resumed"), device="cpu").model.state_dict()
-    assert whole.keys() == resumed.keys()
-    assert all(torch.equal(whole[k], resumed[k]) for k in whole)
+    steps = resumed_steps(
+        lambda out, report: train(GROUPS, TINY, out, fingerprint="f", report=report),
+        lambda out: CrossEncoder(str(out), device="cpu").model.state_dict(),
+        tmp_path,
+    )
+    assert steps == [3, 4, 5, 6]
