@@ -35,7 +35,7 @@ from sextant.training.pairs import (
     split_qrels,
     write_qrels,
 )
-from sextant.training.trainer import StepReport, TrainConfig, write_training_record
+from sextant.training.trainer import RunConfig, StepReport, TrainConfig, write_training_record
 
 if TYPE_CHECKING:
     from sextant.kb.knowledge_base import KnowledgeBase
@@ -65,9 +65,7 @@ def main(argv: list[str] | None = None) -> None:
 
         evaluate_main(args[1:])
         return
-    ns = _parser().parse_args(args)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    ns = parse_offline(_parser(), args)
     from sextant.kb.embeddings import quiet_model_loading
 
     quiet_model_loading()
@@ -186,15 +184,34 @@ def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _parser() -> argparse.ArgumentParser:
-    defaults, mining = TrainConfig(), MiningConfig()
+def training_parser(prog: str, description: str | None, out_help: str, run: RunConfig) -> argparse.ArgumentParser:
+    """A training command's parser with what every trainer takes: output, held-out split, run and reports."""
     p = argparse.ArgumentParser(
-        prog="sextant-train-reranker", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog=prog, description=description, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--data", type=Path, nargs="+", required=True, help="BEIR folders to train on")
-    p.add_argument("--out", type=Path, required=True, help="output CrossEncoder folder (and its checkpoint)")
+    p.add_argument("--out", type=Path, required=True, help=out_help)
     p.add_argument("--held-out", type=float, default=0.2, help="share of train queries held out where no dev split")
     p.add_argument("--splits", type=Path, default=Path("models/splits"), help="where split qrels files are written")
+    p.add_argument("--lr", type=float, default=run.learning_rate)
+    p.add_argument("--checkpoint-every", type=int, default=run.checkpoint_every)
+    p.add_argument("--seed", type=int, default=run.seed)
+    p.add_argument("--threads", type=int, default=2, help="torch threads for training")
+    p.add_argument("--log-every", type=int, default=10, help="report every N steps")
+    return p
+
+
+def parse_offline(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """Parse a training command's arguments; models load from local folders only, never from a hub."""
+    ns = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    return ns
+
+
+def _parser() -> argparse.ArgumentParser:
+    defaults, mining = TrainConfig(), MiningConfig()
+    p = training_parser("sextant-train-reranker", __doc__, "output CrossEncoder folder (and its checkpoint)", defaults)
+    p.add_argument("--data", type=Path, nargs="+", required=True, help="BEIR folders to train on")
     p.add_argument("--store-root", type=Path, default=Path(".sextant-eval"), help="folder of the beir-<name> stores")
     p.add_argument("--base", default=defaults.base, help="sentence-transformers encoder to start from")
     p.add_argument("--layers", type=int, default=defaults.layers, help="keep the first N transformer layers")
@@ -205,14 +222,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--max-steps", type=int, default=defaults.max_steps, help="stop after this many steps (0: run every epoch)"
     )
-    p.add_argument("--lr", type=float, default=defaults.learning_rate)
-    p.add_argument("--checkpoint-every", type=int, default=defaults.checkpoint_every)
-    p.add_argument("--seed", type=int, default=defaults.seed)
     p.add_argument("--positives-per-query", type=int, default=mining.positives_per_query)
     p.add_argument("--hard-negatives", type=int, default=mining.hard_negatives)
     p.add_argument("--random-negatives", type=int, default=mining.random_negatives)
     p.add_argument("--limit-queries", type=int, default=None, help="train on the first N queries only (smoke runs)")
-    p.add_argument("--threads", type=int, default=2, help="torch threads for training")
     p.add_argument("--no-onnx", action="store_true", help="skip the int8 ONNX export")
-    p.add_argument("--log-every", type=int, default=10, help="report every N steps")
     return p

@@ -15,20 +15,17 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 
 from sextant.evals import beir
-from sextant.training.cli import beir_store, held_out_split, progress_reporter, say
+from sextant.training.cli import beir_store, held_out_split, parse_offline, progress_reporter, say, training_parser
 from sextant.training.query_encoder import QueryEncoderTrainConfig, StoredVectors
 from sextant.training.trainer import write_training_record
 
 
 def main(argv: list[str] | None = None) -> None:
-    ns = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    ns = parse_offline(_parser(), sys.argv[1:] if argv is None else argv)
     config = QueryEncoderTrainConfig(
         max_length=ns.max_length,
         batch_size=ns.batch_size,
@@ -85,21 +82,11 @@ def _stored_vectors(data: Path, store_root: Path) -> StoredVectors:
 
 def _parser() -> argparse.ArgumentParser:
     defaults = QueryEncoderTrainConfig()
-    p = argparse.ArgumentParser(
-        prog="sextant-train-query-encoder", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    p = training_parser("sextant-train-query-encoder", __doc__, "output sentence-transformers folder", defaults)
     p.add_argument("--data", type=Path, required=True, help="BEIR folder to train on")
-    p.add_argument("--out", type=Path, required=True, help="output sentence-transformers folder (and its checkpoint)")
-    p.add_argument("--held-out", type=float, default=0.2, help="share of train queries held out where no dev split")
-    p.add_argument("--splits", type=Path, default=Path("models/splits"), help="where split qrels files are written")
     p.add_argument("--store-root", type=Path, default=Path(".sextant-eval"), help="folder of the beir-<name> stores")
     p.add_argument("--max-length", type=int, default=defaults.max_length, help="tokens of a question in training")
     p.add_argument("--batch-size", type=int, default=defaults.batch_size, help="questions per step")
     p.add_argument("--epochs", type=int, default=defaults.epochs, help="passes over the training questions")
     p.add_argument("--max-steps", type=int, default=defaults.max_steps, help="stop after this many steps")
-    p.add_argument("--lr", type=float, default=defaults.learning_rate)
-    p.add_argument("--checkpoint-every", type=int, default=defaults.checkpoint_every)
-    p.add_argument("--seed", type=int, default=defaults.seed)
-    p.add_argument("--threads", type=int, default=2, help="torch threads for training")
-    p.add_argument("--log-every", type=int, default=10, help="report every N steps")
     return p
