@@ -17,8 +17,9 @@ its checkpoint takes the same steps as one that never stopped (the rule of the o
 from __future__ import annotations
 
 import itertools
+import math
 import random
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ import numpy.typing as npt
 
 from sextant.kb.embeddings import QueryEncoderRecord, resolve_model_path, write_query_encoder_record
 from sextant.training.pairs import Qrels
-from sextant.training.trainer import StepReport, TrainingRun
+from sextant.training.trainer import StepReport, TrainingRun, batches_from, run_length
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +65,7 @@ def epoch_batches(questions: Sequence[str], batch_size: int, seed: int, epoch: i
 
 
 def total_steps(questions: int, config: QueryEncoderTrainConfig) -> int:
-    steps = -(-questions // config.batch_size) * config.epochs
-    return min(steps, config.max_steps) if config.max_steps else steps
+    return run_length(questions, config.batch_size, config.epochs, config.max_steps)
 
 
 def positive_rows(qrels: Qrels, documents: Sequence[str]) -> dict[str, list[int]]:
@@ -117,12 +117,17 @@ def train_query_encoder(
     run = TrainingRun(model, out, identity, config, steps, report)
     chunks = torch.from_numpy(np.ascontiguousarray(stored.vectors, dtype=np.float32))
 
+    questions = sorted(positives)
+    per_epoch = math.ceil(len(questions) / config.batch_size)
+    every_batch = batches_from(
+        run.step, per_epoch, lambda epoch: epoch_batches(questions, config.batch_size, config.seed, epoch)
+    )
     model.train()
-    for batch in itertools.islice(_batches_from(run.step, sorted(positives), config), steps - run.step):
+    for batch in itertools.islice(every_batch, steps - run.step):
         run.seed_step()
         features = model.preprocess([queries[q] for q in batch])
-        questions = torch.nn.functional.normalize(model(features)["sentence_embedding"], dim=-1)
-        logits = questions @ chunks.T * config.scale
+        embedded = torch.nn.functional.normalize(model(features)["sentence_embedding"], dim=-1)
+        logits = embedded @ chunks.T * config.scale
         judged = torch.zeros_like(logits, dtype=torch.bool)
         for i, q in enumerate(batch):
             judged[i, positives[q]] = True
@@ -134,13 +139,3 @@ def train_query_encoder(
     model.save(str(out))
     write_query_encoder_record(out, QueryEncoderRecord(document_embedder=stored.embedder, dim=chunks.shape[1]))
     return run.finish({"questions": len(positives), "chunks": int(chunks.shape[0])})
-
-
-def _batches_from(step: int, questions: list[str], config: QueryEncoderTrainConfig) -> Iterator[list[str]]:
-    """Every batch from global step ``step`` on, epoch after epoch."""
-    per_epoch = -(-len(questions) // config.batch_size)
-    epoch, skip = divmod(step, per_epoch)
-    while True:
-        yield from epoch_batches(questions, config.batch_size, config.seed, epoch)[skip:]
-        skip = 0
-        epoch += 1

@@ -14,20 +14,23 @@ takes the same steps as one that never stopped.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from sextant.kb.embeddings import resolve_model_path
 from sextant.training.pairs import Group
 
 log = logging.getLogger(__name__)
+
+Batch = TypeVar("Batch")
 
 CHECKPOINT = "checkpoint.pt"
 TRAINING_RECORD = "sextant-training.json"
@@ -88,8 +91,26 @@ def steps_per_epoch(groups: int, config: TrainConfig) -> int:
 
 
 def total_steps(groups: int, config: TrainConfig) -> int:
-    steps = steps_per_epoch(groups, config) * config.epochs
-    return min(steps, config.max_steps) if config.max_steps else steps
+    return run_length(groups, config.groups_per_step, config.epochs, config.max_steps)
+
+
+def run_length(items: int, per_step: int, epochs: int, max_steps: int | None) -> int:
+    """Steps for ``epochs`` passes over ``items`` taken ``per_step`` at a time; ``max_steps`` caps, never stretches."""
+    steps = math.ceil(items / per_step) * epochs
+    return min(steps, max_steps) if max_steps else steps
+
+
+def batches_from(step: int, per_epoch: int, batches_of: Callable[[int], list[Batch]]) -> Iterator[Batch]:
+    """Every batch from global step ``step`` on, epoch after epoch, for epochs of ``per_epoch`` batches each.
+
+    ``batches_of(epoch)`` must depend on the epoch alone, so a run resumed at ``step`` takes the
+    same batches as one that never stopped.
+    """
+    epoch, skip = divmod(step, per_epoch)
+    while True:
+        yield from batches_of(epoch)[skip:]
+        skip = 0
+        epoch += 1
 
 
 def epoch_batches(groups: Sequence[Group], config: TrainConfig, epoch: int) -> list[list[tuple[str, str, float]]]:
@@ -140,27 +161,24 @@ def train(
     net.train()
     per_epoch = steps_per_epoch(len(groups), config)
     group_size = config.group_size
-    while run.step < steps:
-        epoch, offset = divmod(run.step, per_epoch)
-        for pairs in epoch_batches(groups, config, epoch)[offset:]:
-            if run.step >= steps:
-                break
-            run.seed_step()
-            features = tokenizer(
-                [q for q, _, _ in pairs],
-                [p for _, p, _ in pairs],
-                padding=True,
-                truncation="longest_first",
-                max_length=config.max_length,
-                return_tensors="pt",
-            )
-            logits = net(**features).logits.view(-1)  # (groups * group_size,)
-            labels = torch.tensor([label for _, _, label in pairs])
-            listwise = torch.nn.functional.cross_entropy(
-                logits.view(-1, group_size), torch.zeros(len(pairs) // group_size, dtype=torch.long)
-            )
-            pointwise = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels)
-            run.update(listwise + pointwise, len(pairs))
+    every_batch = batches_from(run.step, per_epoch, lambda epoch: epoch_batches(groups, config, epoch))
+    for pairs in itertools.islice(every_batch, steps - run.step):
+        run.seed_step()
+        features = tokenizer(
+            [q for q, _, _ in pairs],
+            [p for _, p, _ in pairs],
+            padding=True,
+            truncation="longest_first",
+            max_length=config.max_length,
+            return_tensors="pt",
+        )
+        logits = net(**features).logits.view(-1)  # (groups * group_size,)
+        labels = torch.tensor([label for _, _, label in pairs])
+        listwise = torch.nn.functional.cross_entropy(
+            logits.view(-1, group_size), torch.zeros(len(pairs) // group_size, dtype=torch.long)
+        )
+        pointwise = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels)
+        run.update(listwise + pointwise, len(pairs))
 
     net.eval()
     model.save(str(out))
