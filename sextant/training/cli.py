@@ -14,12 +14,13 @@ point ``SEXTANT_RERANKER`` at it. Rerunning the same command resumes from the la
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -137,18 +138,20 @@ def _groups_for(data: Path, ns: argparse.Namespace, mining: MiningConfig) -> tup
     return groups, held_out
 
 
-def beir_store(data: Path, store_root: Path, docs: Iterable[beir.BeirDoc]) -> KnowledgeBase:
+@contextlib.contextmanager
+def beir_store(data: Path, store_root: Path, docs: Iterable[beir.BeirDoc]) -> Iterator[KnowledgeBase]:
     """The store ``sextant-eval beir`` builds and reuses for ``data``, with any document it lacks ingested.
 
     Only missing documents: re-checking every stored one costs a full re-embed whenever the
     content-hash recipe changes, and training needs the documents, not their latest chunking.
+    The store is closed on the way out, also when the ingest fails.
     """
     from sextant.kb.knowledge_base import KnowledgeBase
 
-    kb = KnowledgeBase.open(beir.store_settings(data.resolve().name, store_root))
-    stored = {d.id for d in kb.documents()}
-    beir.ingest(kb, (d for d in docs if d.id not in stored), progress=lambda c: say(f"  ingested {c} documents"))
-    return kb
+    with KnowledgeBase.open(beir.store_settings(data.resolve().name, store_root)) as kb:
+        stored = {d.id for d in kb.documents()}
+        beir.ingest(kb, (d for d in docs if d.id not in stored), progress=lambda c: say(f"  ingested {c} documents"))
+        yield kb
 
 
 def _export(folder: Path) -> list[str] | None:
