@@ -91,15 +91,12 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     groups: list[Group] = []
     sources = []
-    try:
+    with exits_on("sextant-train-reranker", beir.BeirError):
         for data in ns.data:
             mined, held_out = _groups_for(data, ns, mining)
             groups += mined
             sources.append({"dataset": data.resolve().name, "groups": len(mined), "held_out_qrels": str(held_out)})
             say(f"{data.resolve().name}: {len(mined)} training groups; held out: {held_out}")
-    except beir.BeirError as exc:
-        print(f"sextant-train-reranker: {exc}", file=sys.stderr)
-        raise SystemExit(2) from exc
     if not groups:
         print("sextant-train-reranker: no training query has a judged document in the corpus", file=sys.stderr)
         raise SystemExit(2)
@@ -185,6 +182,16 @@ def progress_reporter(every: int) -> Callable[[StepReport], None]:
 
 def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def exits_on(prog: str, *errors: type[Exception]) -> Iterator[None]:
+    """A command's bad input (``errors``) as one line ``prog: reason`` on stderr and exit status 2."""
+    try:
+        yield
+    except errors as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from exc
 
 
 def training_parser(prog: str, description: str | None, out_help: str, run: RunConfig) -> argparse.ArgumentParser:

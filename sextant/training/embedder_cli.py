@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sextant.evals import beir
 from sextant.training.bi_encoder import EmbedderTrainConfig
-from sextant.training.cli import held_out_split, parse_offline, progress_reporter, say, training_parser
+from sextant.training.cli import exits_on, held_out_split, parse_offline, progress_reporter, say, training_parser
 from sextant.training.pairs import Qrels
 from sextant.training.trainer import write_training_record
 
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     queries: dict[str, str] = {}
     documents: dict[str, str] = {}
     sources = []
-    try:
+    with exits_on("sextant-train-embedder", beir.BeirError):
         for data in ns.data:
             # Ids carry their dataset's name: two sets may both have a document "1".
             name = data.resolve().name
@@ -49,9 +49,6 @@ def main(argv: list[str] | None = None) -> None:
             documents.update({f"{name}/{d.id}": d.as_document().text for d in beir.read_corpus(data)})
             sources.append({"dataset": name, "questions": len(fit), "held_out_qrels": str(held_out)})
             say(f"{name}: {len(fit)} training questions; held out: {held_out}")
-    except beir.BeirError as exc:
-        print(f"sextant-train-embedder: {exc}", file=sys.stderr)
-        raise SystemExit(2) from exc
 
     import torch
 
@@ -61,13 +58,10 @@ def main(argv: list[str] | None = None) -> None:
     quiet_model_loading()
     torch.set_num_threads(ns.threads)
     fingerprint = hashlib.sha256(json.dumps([sources, sorted(qrels.items())]).encode()).hexdigest()
-    try:
+    with exits_on("sextant-train-embedder", ValueError):
         record = train_embedder(
             qrels, queries, documents, config, ns.out, fingerprint=fingerprint, report=progress_reporter(ns.log_every)
         )
-    except ValueError as exc:
-        print(f"sextant-train-embedder: {exc}", file=sys.stderr)
-        raise SystemExit(2) from exc
     record["sources"] = sources
     write_training_record(ns.out, record)
     say(

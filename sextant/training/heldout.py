@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import statistics
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.rerank import Reranker
 from sextant.kb.results import Hit
 from sextant.kb.search import Searcher, fused_rerank_order
+from sextant.training.cli import exits_on
 
 DEPTH = 30  # the searcher's default: what the product reranks
 
@@ -153,7 +153,7 @@ def main(argv: list[str]) -> None:
 
     quiet_model_loading()
     results: dict[str, Any] = {}
-    try:
+    with exits_on("sextant-train-reranker evaluate", beir.BeirError):
         if args.data and args.qrels:
             with KnowledgeBase.open(beir.store_settings(args.data.resolve().name, args.store_root)) as kb:
                 rows = evaluate_beir(
@@ -162,9 +162,6 @@ def main(argv: list[str]) -> None:
             results["beir"] = [{"dataset": args.data.resolve().name, "qrels": str(args.qrels), **r} for r in rows]
             for row in results["beir"]:
                 print(json.dumps(row))
-    except beir.BeirError as exc:
-        print(f"sextant-train-reranker evaluate: {exc}", file=sys.stderr)
-        raise SystemExit(2) from exc
     if args.golden:
         from sextant.evals.cli import golden_sets
         from sextant.evals.golden import load_golden

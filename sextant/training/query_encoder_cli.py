@@ -19,7 +19,15 @@ import sys
 from pathlib import Path
 
 from sextant.evals import beir
-from sextant.training.cli import beir_store, held_out_split, parse_offline, progress_reporter, say, training_parser
+from sextant.training.cli import (
+    beir_store,
+    exits_on,
+    held_out_split,
+    parse_offline,
+    progress_reporter,
+    say,
+    training_parser,
+)
 from sextant.training.query_encoder import QueryEncoderTrainConfig, StoredVectors
 from sextant.training.trainer import write_training_record
 
@@ -39,14 +47,11 @@ def main(argv: list[str] | None = None) -> None:
 
     quiet_model_loading()
     name = ns.data.resolve().name
-    try:
+    with exits_on("sextant-train-query-encoder", beir.BeirError):
         fit, held_out = held_out_split(ns.data, ns.held_out, ns.splits)
         queries = beir.read_queries(ns.data)
         say(f"{name}: {len(fit)} training questions; held out: {held_out}")
         stored = _stored_vectors(ns.data, ns.store_root)
-    except beir.BeirError as exc:
-        print(f"sextant-train-query-encoder: {exc}", file=sys.stderr)
-        raise SystemExit(2) from exc
 
     import torch
 
@@ -57,13 +62,10 @@ def main(argv: list[str] | None = None) -> None:
     fingerprint = hashlib.sha256(
         json.dumps([source, sorted(fit.items()), stored.embedder, len(stored.documents)]).encode()
     ).hexdigest()
-    try:
+    with exits_on("sextant-train-query-encoder", ValueError):
         record = train_query_encoder(
             fit, queries, stored, config, ns.out, fingerprint=fingerprint, report=progress_reporter(ns.log_every)
         )
-    except ValueError as exc:
-        print(f"sextant-train-query-encoder: {exc}", file=sys.stderr)
-        raise SystemExit(2) from exc
     record["sources"] = [source]
     write_training_record(ns.out, record)
     say(

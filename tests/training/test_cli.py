@@ -13,7 +13,7 @@ from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.search import fused_rerank_order
 from sextant.settings import KbSettings
-from sextant.training.cli import main
+from sextant.training.cli import exits_on, main
 from sextant.training.heldout import roc_auc
 
 TOPICS = ["espresso descaling", "bee swarms", "rose pruning", "bread proofing", "bicycle chains", "tomato blight"]
@@ -73,3 +73,12 @@ def test_the_command_trains_a_cross_encoder_the_product_loads_and_ranks_with(
 def test_roc_auc_is_the_share_of_correctly_ordered_pairs() -> None:
     assert roc_auc([0.1, 0.2], [0.3, 0.4]) == 1.0
     assert roc_auc([0.3], [0.3, 0.1]) == 0.25
+
+
+def test_exits_on_turns_the_named_errors_into_one_line_and_status_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited, exits_on("sextant-train-x", ValueError):
+        raise ValueError("no training question has a judged document")
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == "sextant-train-x: no training question has a judged document\n"
+    with pytest.raises(KeyError), exits_on("sextant-train-x", ValueError):
+        raise KeyError("a bug, not bad input")
