@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sextant.agent.events import CitationSummary, ToolCallEvent, ToolResultEvent, UsageInfo, Verification
+from sextant.agent.events import AnswerStatement, CitationSummary, ToolCallEvent, ToolResultEvent, UsageInfo, Verification
 from sextant.agent.passages import Passage
 
 MAX_QUESTION_CHARS = 2000
@@ -39,6 +39,9 @@ class QueryResponse(BaseModel):
     reason: str
     sources: list[Passage] = Field(description="Every passage numbered in this conversation, by label.")
     citations: CitationSummary
+    statements: list[AnswerStatement] = Field(
+        default_factory=list, description="The answer's statements, each with its quote, passage label and span."
+    )
     verification: Verification
     usage: UsageInfo
     turns: int

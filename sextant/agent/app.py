@@ -411,6 +411,7 @@ def _routes(app: FastAPI) -> None:
             reason=answer.reason,
             sources=sources,
             citations=answer.citations,
+            statements=answer.statements,
             verification=answer.verification,
             usage=answer.usage,
             turns=answer.turns,

@@ -47,6 +47,31 @@ class CitationEvent(BaseModel):
     valid: bool
 
 
+class Evidence(BaseModel):
+    """The words of one passage that support a statement, found there by the backend before the label was kept."""
+
+    label: int = Field(description="The passage's label, as in the sources list.")
+    quote: str = Field(description="The supporting words exactly as they stand in the passage's text.")
+    start: int = Field(ge=0, description="Offset of the quote's first character in the passage's text.")
+    end: int = Field(ge=0, description="Offset just past the quote's last character in the passage's text.")
+
+
+class AnswerStatement(BaseModel):
+    """One claim of the answer with its checked evidence; ``supported`` is False when no quote was found."""
+
+    text: str
+    evidence: list[Evidence] = Field(default_factory=list)
+    supported: bool = Field(description="At least one quote was found in the passage it names.")
+
+
+class StatementEvent(BaseModel):
+    """A statement of the answer, sent as soon as it is complete and checked."""
+
+    event: Literal["statement"] = "statement"
+    index: int = Field(ge=0, description="Its position in the answer.")
+    statement: AnswerStatement
+
+
 class CitationSummary(BaseModel):
     claims: int = Field(description="Sentences and list items in the answer.")
     claims_cited: int = Field(description="Of those, how many carry at least one valid label.")
@@ -82,6 +107,9 @@ class AnswerEvent(BaseModel):
     model: str | None = None
     reason: str = Field(default="", description="Why excerpts, when they are.")
     citations: CitationSummary
+    statements: list[AnswerStatement] = Field(
+        default_factory=list, description="The answer's statements with their quotes and spans, in order."
+    )
     verification: Verification
     usage: UsageInfo
     turns: int
@@ -100,5 +128,13 @@ class ErrorEvent(BaseModel):
 
 
 AgentEvent = (
-    ToolCallEvent | ToolResultEvent | SourcesEvent | TokenEvent | CitationEvent | AnswerEvent | DoneEvent | ErrorEvent
+    ToolCallEvent
+    | ToolResultEvent
+    | SourcesEvent
+    | TokenEvent
+    | CitationEvent
+    | StatementEvent
+    | AnswerEvent
+    | DoneEvent
+    | ErrorEvent
 )
