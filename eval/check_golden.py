@@ -28,6 +28,15 @@ For every answerable question and every entry of its ``relevant`` list this chec
 
 Unanswerable questions must have ``relevant: []`` and no evidence. The script exits non-zero on any
 failure, and also checks the minimum counts the evaluation relies on.
+
+``eval/golden-near-miss.jsonl`` holds only unanswerable questions, each imitating one document. For it
+the script checks that every line is a JSON object; that ids are unique, also across the other golden
+files; that ``answerable`` is false, ``relevant`` is ``[]`` and there is no evidence; that ``kind`` is
+``near-miss``, ``gap`` one of the gap kinds and ``missing`` a sentence; that ``about`` names a document
+of eval/corpus/documents; that every document is imitated at least once and there are at least 40
+questions; and, as a heuristic guard against a question that quotes its answer, that no run of 8 or
+more consecutive words of the question (case and punctuation ignored) occurs in any document's text.
+That absence of an answer can only be judged by reading: the guard catches copying, not answers.
 """
 
 from __future__ import annotations
@@ -57,6 +66,11 @@ EVAL = Path(__file__).resolve().parent
 KINDS = {"fact", "table", "deep", "paraphrase", "multi", "document"}
 DEEP_MIN_WORDS = 400
 MAX_EVIDENCE = 120
+# what a near-miss question asks for that its document lacks; "entry" is a table row, glossary entry,
+# release or list item that does not exist
+GAPS = {"number", "name", "date", "step", "entry", "why", "comparison"}
+NEAR_MISS_MIN = 40
+VERBATIM_RUN = 8  # words: a run this long shared with the corpus suggests the question quotes an answer
 
 
 def norm(text: str) -> str:
@@ -367,6 +381,74 @@ def check_file(golden: Path, docs: dict[str, Doc], verbose: bool) -> tuple[list[
     return errors, rows
 
 
+def words(text: str) -> list[str]:
+    """Lower-case words of normalised text, punctuation dropped, for the verbatim-run guard."""
+    return re.findall(r"\w+", norm(text).lower())
+
+
+def runs(tokens: list[str], n: int = VERBATIM_RUN) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
+
+
+def check_near_miss(
+    golden: Path, docs: dict[str, Doc], taken: set[str], minimum: int = NEAR_MISS_MIN
+) -> tuple[list[str], list[dict]]:
+    """Check a near-miss file against ``docs``; ``taken`` holds the ids of the other golden files."""
+    errors: list[str] = []
+    rows: list[dict] = []
+    for n, line in enumerate(golden.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            errors.append(f"{golden.name}:{n}: not valid JSON ({exc})")
+            continue
+        if not isinstance(row, dict):
+            errors.append(f"{golden.name}:{n}: not a JSON object")
+            continue
+        rows.append(row)
+    corpus_runs = {did: runs(words(doc.text)) for did, doc in docs.items()}
+    seen: set[str] = set()
+    for q in rows:
+        qid = q.get("id", "?")
+
+        def err(msg: str, qid: str = qid) -> None:
+            errors.append(f"{golden.name} {qid}: {msg}")
+
+        if qid in seen:
+            err("duplicate id")
+        elif qid in taken:
+            err("id already used in another golden file")
+        seen.add(qid)
+        for key in ("id", "question", "answerable", "relevant", "kind", "gap", "about", "missing"):
+            if key not in q:
+                err(f"missing field {key!r}")
+        if q.get("answerable") is not False:
+            err("a near-miss question must have answerable: false")
+        if q.get("relevant") != [] or "evidence" in q:
+            err("a near-miss question must have relevant: [] and no evidence")
+        if q.get("kind") != "near-miss":
+            err(f"kind must be 'near-miss', not {q.get('kind')!r}")
+        if q.get("gap") not in GAPS:
+            err(f"unknown gap {q.get('gap')!r}; one of {sorted(GAPS)}")
+        if not str(q.get("missing") or "").strip():
+            err("missing must say what the documents lack")
+        if q.get("about") not in docs:
+            err(f"about names no document of the corpus: {q.get('about')!r}")
+        qruns = runs(words(str(q.get("question", ""))))
+        for did, doc_runs in corpus_runs.items():
+            shared = qruns & doc_runs
+            if shared:
+                err(f"{VERBATIM_RUN} or more words quoted verbatim from {did!r}: {' '.join(min(shared))!r}")
+    covered = {q.get("about") for q in rows}
+    for did in sorted(set(docs) - covered):
+        errors.append(f"{golden.name}: no near-miss question about {did!r}")
+    if len(rows) < minimum:
+        errors.append(f"{golden.name}: only {len(rows)} questions, need at least {minimum}")
+    return errors, rows
+
+
 def summarise(name: str, rows: list[dict], docs: dict[str, Doc]) -> str:
     kinds = Counter(q["kind"] for q in rows if q.get("answerable"))
     unans = sum(1 for q in rows if not q.get("answerable"))
@@ -397,10 +479,12 @@ def main() -> int:
         (EVAL / "golden-large.jsonl", EVAL / "corpus-large", dict(total=30, unanswerable=5, pdf=25)),
         (EVAL / "golden-documents.jsonl", EVAL / "corpus" / "documents", dict(total=20)),
     ]
+    taken: set[str] = set()
     for golden, folder, minimum in sets:
         docs = load_corpus(folder)
         errs, rows = check_file(golden, docs, args.verbose)
         errors += errs
+        taken |= {str(q.get("id")) for q in rows}
         answerable = [q for q in rows if q.get("answerable")]
         counts = {
             "total": len(rows),
@@ -415,6 +499,15 @@ def main() -> int:
             if counts[key] < need:
                 errors.append(f"{golden.name}: only {counts[key]} {key} questions, need at least {need}")
         say(summarise(golden.name, rows, docs))
+    near_miss = EVAL / "golden-near-miss.jsonl"
+    docs = load_corpus(EVAL / "corpus" / "documents")
+    errs, rows = check_near_miss(near_miss, docs, taken)
+    errors += errs
+    gaps = Counter(str(q.get("gap")) for q in rows)
+    say(
+        f"{near_miss.name}: {len(rows)} unanswerable near-miss questions ({dict(sorted(gaps.items()))}); "
+        f"{len({q.get('about') for q in rows} & set(docs))}/{len(docs)} documents imitated"
+    )
     for e in errors:
         warn("FAIL " + e)
     if errors:

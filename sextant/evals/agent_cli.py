@@ -1,5 +1,9 @@
 """``sextant-eval-agent``: run the agent (real loop, configured model, real sextant-kb process) over a
-golden set; grade what it retrieved and how it cited, and write the answers for ``sextant-judge``."""
+golden set; grade what it retrieved and how it cited, and write the answers for ``sextant-judge``.
+
+``--set near-miss`` asks the unanswerable near-miss questions (eval/golden-near-miss.jsonl) over the
+small set's corpus and store. What matters there is abstention (``abstained_on_unanswerable``) and the
+judge: with no answerable question the ranking columns of the retrieval table read 0 and mean nothing."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import json
 import random
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +23,28 @@ from sextant.evals.cli import golden_sets
 from sextant.evals.golden import load_golden
 from sextant.evals.harness import evaluate, ingest_corpus, table
 from sextant.evals.judge_cli import judge_file
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSet:
+    """A question set the agent is run over: its questions, the corpus they are about, and the store."""
+
+    name: str
+    golden: Path
+    corpus: Path
+    store: str  # folder under --store; a set over another set's corpus shares that set's store
+
+
+def agent_sets(eval_dir: Path) -> dict[str, AgentSet]:
+    """The sets ``sextant-eval`` grades, and ``near-miss`` over the small set's corpus and store.
+
+    The near-miss set is not in ``golden_sets``, so ``sextant-eval``, its gate and the bench sweeps never
+    grade it and it needs no baseline.
+    """
+    sets = {name: AgentSet(gs.name, gs.golden, gs.corpus, gs.name) for name, gs in golden_sets(eval_dir).items()}
+    small = sets["small"]
+    sets["near-miss"] = AgentSet("near-miss", eval_dir / "golden-near-miss.jsonl", small.corpus, small.store)
+    return sets
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -32,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__,
         epilog="sextant-eval-agent injection: documents that carry instructions (see its --help).",
     )
-    parser.add_argument("--set", choices=("small", "large"), default="small")
+    parser.add_argument("--set", choices=tuple(agent_sets(Path("eval"))), default="small")
     parser.add_argument("--eval-dir", type=Path, default=Path("eval"), help="folder holding the golden sets")
     parser.add_argument("--store", type=Path, default=Path(".sextant-eval"), help="folder of evaluation stores")
     parser.add_argument("--limit", type=int, default=0, help="a seeded sample of this many questions (0: all)")
@@ -45,8 +72,8 @@ def main(argv: list[str] | None = None) -> None:
     from sextant.kb.knowledge_base import KnowledgeBase
     from sextant.settings import KbSettings
 
-    gs = golden_sets(args.eval_dir)[args.set]
-    store = args.store / gs.name
+    gs = agent_sets(args.eval_dir)[args.set]
+    store = args.store / gs.store
     # Ingest in this process first (unchanged documents are skipped), then let the subprocess own the store.
     questions = load_golden(gs.golden)
     if args.limit and args.limit < len(questions):

@@ -32,6 +32,7 @@ class GoldenSet:
 
 
 def golden_sets(eval_dir: Path) -> dict[str, GoldenSet]:
+    """The sets ``sextant-eval`` grades and gates, each with its baseline (agent-only sets: agent_cli)."""
     return {
         "small": GoldenSet(
             "small", eval_dir / "corpus" / "documents", eval_dir / "golden.jsonl", eval_dir / "baseline.json"
