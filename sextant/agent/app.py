@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, File, HTTPException, Request, Response, UploadFile
+from fastapi import Depends, FastAPI, File, HTTPException, Query, Request, Response, UploadFile
 from fastapi import Path as PathParam
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.utils import get_openapi
@@ -60,7 +60,7 @@ from sextant.agent.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from sextant.agent.kb_client import KbClient, KbUnavailable, current_workspace, stdio_server
+from sextant.agent.kb_client import NO_PAGE_IMAGE, KbClient, KbUnavailable, current_workspace, stdio_server
 from sextant.agent.lab import CompareRequest, LabComparison, LabOverview, comparison, read_overview
 from sextant.agent.loop import AgentLoop, HistoryItem
 from sextant.agent.models.factory import ModelChoice, build_model
@@ -524,6 +524,53 @@ def _routes(app: FastAPI) -> None:
         except Exception as exc:
             raise HTTPException(404, f"no page {number} in document {doc_id!r}") from exc
         return PageText(document_id=doc_id, page=number, text=text)
+
+    @app.get(
+        "/documents/{doc_id}/pages/{number}/image",
+        dependencies=[Depends(workspace_scope)],
+        response_class=Response,
+        responses={
+            200: {
+                "content": {"image/png": {}},
+                "description": "The page as a PNG.",
+                "headers": {
+                    "X-Sextant-Highlights": {
+                        "schema": {"type": "integer"},
+                        "description": "Rectangles highlighted over the quote (0: not found on this page).",
+                    }
+                },
+            }
+        },
+    )
+    async def page_image(
+        doc_id: Annotated[str, PathParam(pattern=r"^[A-Za-z0-9._-]{1,128}$")],
+        number: Annotated[int, PathParam(ge=1, le=100_000)],
+        state: State,
+        quote: Annotated[str | None, Query(max_length=2000, description="Words to highlight on the page.")] = None,
+    ) -> Response:
+        """A page of a PDF as it looks (PNG), with the quoted words highlighted where they are found on it.
+
+        404 when there is nothing to show: no such document or page, or no original PDF is kept for it (a text,
+        Markdown or DOCX document, or a PDF ingested before originals were kept); 502 or 503 when the knowledge
+        base could not render it.
+        """
+        arguments: dict[str, Any] = {"document_id": doc_id, "page": number}
+        if quote and quote.strip():
+            arguments["quote"] = quote
+        try:
+            outcome = await state.kb.call("kb_page_image", arguments, current_request_id.get())
+        except KbUnavailable as exc:
+            raise HTTPException(503, str(exc)) from exc
+        if not outcome.ok:
+            at = outcome.text.find(NO_PAGE_IMAGE)
+            if at != -1:  # nothing to show; any other refusal is the knowledge base's failure
+                raise HTTPException(404, outcome.text[at:])
+            raise HTTPException(502, outcome.text or "kb_page_image failed")
+        png = next((data for mime, data in outcome.images if mime == "image/png"), None)
+        if png is None:
+            raise HTTPException(502, "the knowledge base answered without an image")
+        highlights = (outcome.structured or {}).get("highlights", 0)
+        return Response(png, media_type="image/png", headers={"X-Sextant-Highlights": str(highlights)})
 
     @app.get("/lab")
     async def lab(state: State) -> LabOverview:

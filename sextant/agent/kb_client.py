@@ -1,24 +1,27 @@
 """The knowledge base as the agent sees it: an MCP server in its own process, discovered, not imported.
 
 The agent starts ``sextant-kb`` over stdio and owns its lifetime. Of the tools it discovers, only the
-read tools are offered to the model: answering a question must never change the corpus, so
-``kb_ingest`` is called by the HTTP API on a person's behalf and never by the model.
+read tools named in ``OFFERED_TO_MODEL`` are offered to the model: answering a question must never change
+the corpus, so ``kb_ingest`` is called by the HTTP API on a person's behalf and never by the model; nor is
+``kb_page_image``, which draws a cited page for a person to see.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
 import os
 import shutil
 import sys
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from mcp import Client, StdioServerParameters
-from mcp_types import CallToolResult, TextContent, TextResourceContents
+from mcp_types import CallToolResult, ImageContent, TextContent, TextResourceContents
 
 from sextant.agent.chat import ToolSpec
 
@@ -28,6 +31,8 @@ OFFERED_TO_MODEL = ("kb_search", "kb_list", "kb_stats")
 REQUEST_ID_META = "sextant/request_id"
 # Must match sextant.kb.workspaces.WORKSPACE_META; the agent never imports the knowledge base.
 WORKSPACE_META = "sextant/workspace"
+# Must match sextant.kb.page_image.NO_PAGE_IMAGE: kb_page_image's errors that mean "nothing to show" start so.
+NO_PAGE_IMAGE = "no page image"
 # The workspace of the HTTP request being served; every MCP call the request makes is scoped to it.
 current_workspace: ContextVar[str | None] = ContextVar("sextant_workspace", default=None)
 # Ingest of a large upload embeds every chunk on the server's CPU.
@@ -50,6 +55,7 @@ class ToolOutcome:
     ok: bool
     structured: dict[str, Any] | None
     text: str
+    images: list[tuple[str, bytes]] = field(default_factory=list)  # (MIME type, bytes) of each image block
 
 
 def stdio_server(command: str | None = None, args: list[str] | None = None) -> StdioServerParameters:
@@ -108,12 +114,20 @@ class KbClient:
         except Exception as exc:
             raise KbUnavailable(f"{name} failed: {exc}") from exc
         text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
-        return ToolOutcome(ok=not result.is_error, structured=result.structured_content, text=text)
+        images = [_image(block) for block in result.content if isinstance(block, ImageContent)]
+        return ToolOutcome(ok=not result.is_error, structured=result.structured_content, text=text, images=images)
 
     async def read(self, uri: str) -> str:
         # Never from the client's cache: a replaced document, or another workspace, has other text at this URI.
         result = await self._client.read_resource(uri, meta=_meta(None), cache_mode="bypass")
         return "\n".join(c.text for c in result.contents if isinstance(c, TextResourceContents))
+
+
+def _image(block: ImageContent) -> tuple[str, bytes]:
+    try:
+        return block.mime_type, base64.b64decode(block.data, validate=True)
+    except binascii.Error as exc:
+        raise KbUnavailable(f"the knowledge base sent an image that is not base64: {exc}") from exc
 
 
 def _meta(request_id: str | None) -> Any:

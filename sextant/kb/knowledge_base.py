@@ -24,6 +24,7 @@ from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder, load_embedder, load_query_encoder
 from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
 from sextant.kb.lexical import LexicalIndex
+from sextant.kb.originals import Originals, is_pdf
 from sextant.kb.parsing import too_many_chars_reason
 from sextant.kb.rerank import Reranker
 from sextant.kb.results import (
@@ -91,6 +92,7 @@ class KnowledgeBase:
         self.lexical = lexical
         self.reranker = reranker
         self.chunking = ChunkingConfig(target=settings.chunk_tokens)
+        self.originals = Originals.of_store(settings.store_dir())
         self.ann: LiveIndex | None = None  # None: Chroma's own index serves dense retrieval
         if settings.ann_index != "chroma":
             self.ann = LiveIndex.open(settings.ann_index, _ann_dir(settings), embedder.dim, settings.ann_params())
@@ -182,8 +184,12 @@ class KnowledgeBase:
         source: str = "",
         category: str = "",
         progress: Progress | None = None,
+        original: bytes | None = None,
     ) -> IngestOutcome:
         """Chunk, embed and store one document, replacing any earlier version with that id.
+
+        ``original``: the file's bytes. A PDF's are kept beside the store for page images (``page_image``);
+        a version stored without them loses the earlier version's.
 
         Raises:
             KnowledgeBaseError: the id is invalid, the document has no text, or it is over
@@ -197,7 +203,11 @@ class KnowledgeBase:
             raise KnowledgeBaseError(f"{doc_id}: {too_many_chars_reason(len(doc.text), limit)}")
         content_hash = self._content_hash(doc, source, category)
         previous = self.store.get_document(doc_id)
+        kept = original if original is not None and is_pdf(original) else None
         if previous is not None and previous.content_hash == content_hash:
+            if kept is not None and self.originals.get(doc_id) is None:  # stored before originals were kept
+                with self._write_lock:
+                    self._replace_original(doc_id, kept)
             return IngestOutcome(
                 id=doc_id,
                 status="unchanged",
@@ -250,6 +260,7 @@ class KnowledgeBase:
                 self.ann.remove(previous.chunk_ids() if previous else [])
                 self.ann.add(record.chunk_ids(), batch.vectors)
             self._committed(generation, len(record.chunk_ids()) - (len(previous.chunk_ids()) if previous else 0))
+            self._replace_original(doc_id, kept)
         status: Literal["added", "replaced"] = "replaced" if previous is not None else "added"
         return IngestOutcome(
             id=doc_id, status=status, chunks=len(chunks), pages=len(doc.pages), title=doc.title, version=record.version
@@ -302,7 +313,22 @@ class KnowledgeBase:
             if self.ann is not None:
                 self.ann.remove(removed)
             self._committed(self.store.generation, -len(removed))
+            self._replace_original(doc_id, None)
         return len(removed)
+
+    def _replace_original(self, doc_id: str, data: bytes | None) -> None:
+        """After the store's commit: keep this version's original PDF, or none. A failed write removes the earlier
+        version's too (it would show another version's pages); the document itself is stored either way."""
+        try:
+            if data is not None:
+                self.originals.keep(doc_id, data)
+                return
+        except OSError as exc:
+            log.warning("%s: the original PDF was not kept, so its pages cannot be shown as images: %s", doc_id, exc)
+        try:
+            self.originals.remove(doc_id)
+        except OSError as exc:
+            log.warning("%s: an earlier version's original could not be removed: %s", doc_id, exc)
 
     @contextmanager
     def batch(self) -> Iterator[None]:

@@ -25,7 +25,8 @@ import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp_types import CallToolResult, ResourceLink, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, CallToolResult, ImageContent, ResourceLink, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from sextant.kb.ann import Kind
@@ -34,6 +35,7 @@ from sextant.kb.ann.results import AnnBenchmark, AnnComparison
 from sextant.kb.documents import LoadedDocument, LoadError, join_pages
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
 from sextant.kb.loaders import markdown
+from sextant.kb.page_image import PageImage, RenderFailed, page_image
 from sextant.kb.parsing import BoundedParser, ParseLimits, check_file_size
 from sextant.kb.remote.access import http_principal, require_write
 from sextant.kb.results import (
@@ -295,7 +297,10 @@ def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None) -> M
             loaded = await anyio.to_thread.run_sync(parser.parse, data, filename)
             if title:
                 loaded = dataclasses.replace(loaded, title=title)
-            outcome = await anyio.to_thread.run_sync(partial(kb_of(ctx).ingest, doc_id, loaded, source=filename))
+            original = data if Path(filename).suffix.lower() == ".pdf" else None  # kept for kb_page_image
+            outcome = await anyio.to_thread.run_sync(
+                partial(kb_of(ctx).ingest, doc_id, loaded, source=filename, original=original)
+            )
         except LoadError as exc:
             outcome = IngestOutcome(id=doc_id, status="refused", reason=exc.reason)
         except (KnowledgeBaseError, StoreError) as exc:
@@ -311,6 +316,37 @@ def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None) -> M
         if workspace is None:
             raise ToolError("this call names no workspace; the default store is removed with sextant-forget")
         return WorkspaceDropped(existed=await _in_thread(ToolError, workspaces.drop, workspace))
+
+    @tool("Show a PDF page as an image", READ_ONLY, retained=True)
+    async def kb_page_image(
+        document_id: Annotated[str, Field(description="The document's id (a hit's document_id).", max_length=128)],
+        page: Annotated[int, Field(description="Physical page number, 1-based (a hit's page).", ge=1, le=100_000)],
+        ctx: Context,
+        quote: Annotated[
+            str | None,
+            Field(description="Words of a passage to highlight where they stand on the page.", max_length=2000),
+        ] = None,
+    ) -> Annotated[CallToolResult, PageImage]:
+        """Render one page of a stored PDF as a PNG, with the quoted words highlighted where they are found on it.
+
+        For showing a person a cited page as it looks, not for answering questions: kb_search and the page text
+        say what the page says. Only PDFs whose original file is kept have page images; for any other document
+        (text, Markdown, DOCX, or a PDF ingested before originals were kept) the error starts 'no page image:'
+        and says why. The result tells how many rectangles were highlighted (0: the quote is not on this page).
+        """
+        try:
+            png, info = await _in_thread(ToolError, page_image, kb_of(ctx), document_id, page, quote)
+        except RenderFailed as exc:
+            # Not something a caller could have avoided: a protocol error, not a tool error to retry.
+            raise MCPError(INTERNAL_ERROR, str(exc)) from exc
+        log.info("kb_page_image: page %d of %s, %d highlights (%s)", page, document_id, info.highlights, info.matched)
+        return CallToolResult(
+            content=[
+                ImageContent(type="image", data=base64.b64encode(png).decode("ascii"), mime_type="image/png"),
+                TextContent(type="text", text=info.model_dump_json()),
+            ],
+            structured_content=info.model_dump(mode="json"),
+        )
 
     @tool("Knowledge-base statistics", READ_ONLY)
     async def kb_stats(ctx: Context) -> Stats:

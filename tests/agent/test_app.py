@@ -182,6 +182,38 @@ def test_upload_parses_files_on_the_server_keeping_pages(client_for: Any) -> Non
     assert client.get("/documents/lighthouse-history/pages/999").status_code == 404
 
 
+def test_a_pdf_page_is_an_image_with_the_quote_highlighted_and_no_image_is_a_404(
+    client_for: Any, kb: KnowledgeBase
+) -> None:
+    client = client_for()  # the fixture ingests the espresso guide as text
+    pdf = REPO / "eval" / "corpus" / "documents" / "lighthouse-history.pdf"
+    client.post("/upload", files=[("files", ("lighthouse-history.pdf", pdf.read_bytes(), "application/pdf"))])
+    quote = "The final account, signed off in 1850, records a total cost of 11,460 pounds"  # "ﬁ", "ﬀ" in the PDF
+    response = client.get("/documents/lighthouse-history/pages/2/image", params={"quote": quote})
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "image/png" and response.content.startswith(b"\x89PNG\r\n\x1a\n")
+    assert int(response.headers["x-sextant-highlights"]) >= 2  # the quote runs over two lines
+    plain = client.get("/documents/lighthouse-history/pages/2/image")
+    assert plain.status_code == 200 and plain.headers["x-sextant-highlights"] == "0"
+
+    for path, why in [
+        ("/documents/espresso/pages/1/image", "only PDFs have them"),
+        ("/documents/lighthouse-history/pages/999/image", "has no page 999"),
+        ("/documents/nothing-here/pages/1/image", "no document with id 'nothing-here'"),
+    ]:
+        missing = client.get(path)
+        assert missing.status_code == 404 and missing.json()["detail"].startswith("no page image: "), missing.text
+        assert why in missing.json()["detail"]
+    assert client.get("/documents/lighthouse-history/pages/2/image", params={"quote": "x" * 2001}).status_code == 422
+
+    # A kept file that cannot be rendered is the knowledge base's failure, not a missing page.
+    kept = kb.originals.get("lighthouse-history")
+    assert kept is not None
+    kept.write_bytes(b"%PDF-1.7 damaged beyond repair")
+    failed = client.get("/documents/lighthouse-history/pages/2/image")
+    assert failed.status_code == 503 and "could not be rendered" in failed.json()["detail"]
+
+
 def test_an_upload_whose_every_file_is_refused_is_a_4xx_carrying_the_reasons(client_for: Any) -> None:
     client = client_for()
     files = [("files", ("notes.exe", b"MZ", "application/octet-stream")), ("files", ("empty.md", b"", "text/markdown"))]
@@ -219,7 +251,9 @@ def test_without_an_overview_the_document_is_still_stored(client_for: Any) -> No
 
 def test_tools_are_discovered_and_only_read_tools_are_offered(client_for: Any) -> None:
     tools = {t["name"]: t for t in client_for().get("/tools").json()}
-    assert not any(tools[name]["offered_to_model"] for name in ("kb_ingest", "kb_upload", "kb_set_overview"))
+    kept_from_model = ("kb_ingest", "kb_upload", "kb_set_overview", "kb_page_image")
+    assert not any(tools[name]["offered_to_model"] for name in kept_from_model)
+    assert tools["kb_page_image"]["read_only"]  # read-only, yet for a person's eyes: not in OFFERED_TO_MODEL
     assert {n for n, t in tools.items() if t["offered_to_model"]} == {"kb_search", "kb_list", "kb_stats"}
 
 

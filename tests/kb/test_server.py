@@ -257,3 +257,82 @@ def _two_page_pdf() -> bytes:
         return doc.tobytes()
     finally:
         doc.close()
+
+
+def _manual_pdf() -> bytes:
+    import pymupdf
+
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 100), "Descale the boiler every eight weeks. Rinse it twice afterwards.")
+    doc.new_page().insert_text((72, 100), "Replace the gasket when shots leak.")
+    try:
+        return doc.tobytes()
+    finally:
+        doc.close()
+
+
+def _highlighted(pixel: tuple[int, ...]) -> bool:
+    red, green, blue = pixel[:3]
+    return red > 200 and green > 150 and blue < 120  # yellow over white paper
+
+
+async def test_page_image_renders_the_page_with_the_quote_highlighted(kb: KnowledgeBase) -> None:
+    import base64
+
+    import pymupdf
+    from mcp_types import ImageContent
+
+    async with Client(create_server(kb)) as client:
+        tool = {t.name: t for t in (await client.list_tools()).tools}["kb_page_image"]
+        assert tool.annotations is not None and tool.annotations.read_only_hint is True
+        assert tool.output_schema is not None and "highlights" in tool.output_schema["properties"]
+        encoded = base64.b64encode(_manual_pdf()).decode()
+        await client.call_tool("kb_upload", {"filename": "manual.pdf", "content_base64": encoded})
+
+        quote = "Descale the boiler\n every   eight weeks."  # whitespace as a passage may have it
+        result = await client.call_tool("kb_page_image", {"document_id": "manual", "page": 1, "quote": quote})
+        assert not result.is_error, result.content
+        info = result.structured_content
+        assert info is not None and (info["highlights"], info["matched"]) == (1, "quote")
+        image = next(c for c in result.content if isinstance(c, ImageContent))
+        assert image.mime_type == "image/png"
+        pixmap = pymupdf.Pixmap(base64.b64decode(image.data))
+        assert (pixmap.width, pixmap.height) == (info["width_px"], info["height_px"]) == (1190, 1684)
+        x0, y0, x1, y1 = info["rects_px"][0]
+        inside = [pixmap.pixel(int(x0 + (x1 - x0) * f), int(y0 + 3)) for f in (0.1, 0.5, 0.9)]
+        assert all(_highlighted(p) for p in inside), inside
+        assert not _highlighted(pixmap.pixel(int(x0), int(y1) + 40))  # the paper below it is not
+
+        # Only its longest sentence is on the page: that much is highlighted. No quote: nothing is.
+        spill = "Descale the boiler every eight weeks. Then see overleaf."
+        partial = await client.call_tool("kb_page_image", {"document_id": "manual", "page": 1, "quote": spill})
+        assert partial.structured_content is not None and partial.structured_content["matched"] == "sentence"
+        plain = await client.call_tool("kb_page_image", {"document_id": "manual", "page": 2})
+        assert plain.structured_content is not None
+        assert (plain.structured_content["highlights"], plain.structured_content["matched"]) == (0, "no_quote")
+
+
+async def test_page_image_says_why_there_is_none(kb: KnowledgeBase) -> None:
+    import base64
+
+    from mcp.shared.exceptions import MCPError
+
+    async with Client(create_server(kb)) as client:
+        await client.call_tool(
+            "kb_upload", {"filename": "manual.pdf", "content_base64": base64.b64encode(_manual_pdf()).decode()}
+        )
+        await _ingest(client, {"id": "espresso", "title": "Espresso care", "content": ESPRESSO, "source": "manual.md"})
+        for arguments, why in [
+            ({"document_id": "manual", "page": 3}, "has no page 3"),
+            ({"document_id": "espresso", "page": 1}, "only PDFs have them"),
+            ({"document_id": "missing", "page": 1}, "no document with id 'missing'"),
+        ]:
+            result = await client.call_tool("kb_page_image", arguments)
+            text = " ".join(c.text for c in result.content if isinstance(c, TextContent))
+            assert result.is_error and "no page image: " in text and why in text, text
+        # A kept original that cannot be rendered is the server's failure, not the caller's: a protocol error.
+        kept = kb.originals.get("manual")
+        assert kept is not None
+        kept.write_bytes(b"%PDF-1.7 damaged beyond repair")
+        with pytest.raises(MCPError, match="could not be rendered"):
+            await client.call_tool("kb_page_image", {"document_id": "manual", "page": 1})

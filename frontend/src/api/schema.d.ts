@@ -44,6 +44,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/documents/{doc_id}/pages/{number}/image": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Page Image
+         * @description A page of a PDF as it looks (PNG), with the quoted words highlighted where they are found on it.
+         *
+         *     404 when there is nothing to show: no such document or page, or no original PDF is kept for it (a text,
+         *     Markdown or DOCX document, or a PDF ingested before originals were kept); 502 or 503 when the knowledge
+         *     base could not render it.
+         */
+        get: operations["page_image_documents__doc_id__pages__number__image_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -275,7 +299,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        AgentEvent: components["schemas"]["ToolCallEvent"] | components["schemas"]["ToolResultEvent"] | components["schemas"]["SourcesEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["CitationEvent"] | components["schemas"]["AnswerEvent"] | components["schemas"]["DoneEvent"] | components["schemas"]["ErrorEvent"];
+        AgentEvent: components["schemas"]["ToolCallEvent"] | components["schemas"]["ToolResultEvent"] | components["schemas"]["SourcesEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["CitationEvent"] | components["schemas"]["StatementEvent"] | components["schemas"]["AnswerEvent"] | components["schemas"]["DoneEvent"] | components["schemas"]["ErrorEvent"];
         /** AnswerEvent */
         AnswerEvent: {
             citations: components["schemas"]["CitationSummary"];
@@ -302,12 +326,32 @@ export interface components {
              * @default
              */
             reason: string;
+            /**
+             * Statements
+             * @description The answer's statements with their quotes and spans, in order.
+             */
+            statements?: components["schemas"]["AnswerStatement"][];
             /** Text */
             text: string;
             /** Turns */
             turns: number;
             usage: components["schemas"]["UsageInfo"];
             verification: components["schemas"]["Verification"];
+        };
+        /**
+         * AnswerStatement
+         * @description One claim of the answer with its checked evidence; ``supported`` is False when no quote was found.
+         */
+        AnswerStatement: {
+            /** Evidence */
+            evidence?: components["schemas"]["Evidence"][];
+            /**
+             * Supported
+             * @description At least one quote was found in the passage it names.
+             */
+            supported: boolean;
+            /** Text */
+            text: string;
         };
         /** Body_upload_upload_post */
         Body_upload_upload_post: {
@@ -442,6 +486,32 @@ export interface components {
              * @default 500
              */
             status: number;
+        };
+        /**
+         * Evidence
+         * @description The words of one passage that support a statement, found there by the backend before the label was kept.
+         */
+        Evidence: {
+            /**
+             * End
+             * @description Offset just past the quote's last character in the passage's text.
+             */
+            end: number;
+            /**
+             * Label
+             * @description The passage's label, as in the sources list.
+             */
+            label: number;
+            /**
+             * Quote
+             * @description The supporting words exactly as they stand in the passage's text.
+             */
+            quote: string;
+            /**
+             * Start
+             * @description Offset of the quote's first character in the passage's text.
+             */
+            start: number;
         };
         /** HTTPValidationError */
         HTTPValidationError: {
@@ -732,6 +802,11 @@ export interface components {
              * @description Every passage numbered in this conversation, by label.
              */
             sources: components["schemas"]["Passage"][];
+            /**
+             * Statements
+             * @description The answer's statements, each with its quote, passage label and span.
+             */
+            statements?: components["schemas"]["AnswerStatement"][];
             /** Trace */
             trace: (components["schemas"]["ToolCallEvent"] | components["schemas"]["ToolResultEvent"])[];
             /** Turns */
@@ -752,6 +827,24 @@ export interface components {
             event: "sources";
             /** Passages */
             passages: components["schemas"]["Passage"][];
+        };
+        /**
+         * StatementEvent
+         * @description A statement of the answer, sent as soon as it is complete and checked.
+         */
+        StatementEvent: {
+            /**
+             * Event
+             * @default statement
+             * @constant
+             */
+            event: "statement";
+            /**
+             * Index
+             * @description Its position in the answer.
+             */
+            index: number;
+            statement: components["schemas"]["AnswerStatement"];
         };
         /** TextDocument */
         TextDocument: {
@@ -1030,6 +1123,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PageText"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    page_image_documents__doc_id__pages__number__image_get: {
+        parameters: {
+            query?: {
+                /** @description Words to highlight on the page. */
+                quote?: string | null;
+            };
+            header?: never;
+            path: {
+                doc_id: string;
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page as a PNG. */
+            200: {
+                headers: {
+                    /** @description Rectangles highlighted over the quote (0: not found on this page). */
+                    "X-Sextant-Highlights"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": unknown;
                 };
             };
             /** @description Validation Error */
