@@ -24,6 +24,7 @@ import { useHealth } from "@/hooks/useHealth";
 import { useWorkspace } from "@/hooks/useWorkspace";
 import { LabPage } from "@/lab/LabPage";
 import { applyEvent, buildRequest, startTurn, stopLast, toMarkdown } from "@/lib/conversation";
+import type { PassageFocus } from "@/lib/evidence";
 import { citedLabels } from "@/lib/markdown";
 import { FIRST_RUN_KEY } from "@/lib/storage";
 import { cn, modKey } from "@/lib/utils";
@@ -62,7 +63,8 @@ export function App() {
   const { current } = conv;
   const stream = useAgentStream();
   const [page, setPage] = useState<Page>(pageFromHash);
-  const [open, setOpen] = useState<Passage | null>(null);
+  const [open, setOpen] = useState<{ passage: Passage; focus?: PassageFocus } | null>(null);
+  const openPassage = useCallback((passage: Passage, focus?: PassageFocus) => setOpen({ passage, focus }), []);
   const [palette, setPalette] = useState(false);
   const [shortcuts, setShortcuts] = useState(false);
   const [drawer, setDrawer] = useState<"conversations" | "sources" | null>(null);
@@ -282,7 +284,7 @@ export function App() {
   const sourcesGone = workspace.on === true && current.workspace !== undefined && current.workspace !== workspace.held?.id;
   const cited = useMemo(() => new Set(current.turns.flatMap((t) => citedLabels(t.text))), [current.turns]);
   const sources = (
-    <Sources passages={current.passages} cited={cited} loading={stream.streaming} onOpen={setOpen} />
+    <Sources passages={current.passages} cited={cited} loading={stream.streaming} onOpen={openPassage} />
   );
   const sidebar = (
     <Sidebar
@@ -398,7 +400,7 @@ export function App() {
                 ) : (
                   <>
                     {sourcesGone && <SourcesGoneNote />}
-                    <Thread turns={current.turns} passages={current.passages} onOpen={setOpen} onRetry={retry} />
+                    <Thread turns={current.turns} passages={current.passages} onOpen={openPassage} onRetry={retry} />
                   </>
                 )}
               </div>
@@ -430,7 +432,7 @@ export function App() {
       <Dialog open={drawer === "sources"} onClose={() => setDrawer(null)} title={`Sources (${current.passages.length})`} side="right">
         {sources}
       </Dialog>
-      <PassageViewer passage={open} gone={sourcesGone} onClose={() => setOpen(null)} />
+      <PassageViewer passage={open?.passage ?? null} focus={open?.focus} gone={sourcesGone} onClose={() => setOpen(null)} />
       <CommandPalette open={palette} onClose={() => setPalette(false)} commands={commands} />
       <ShortcutsDialog open={shortcuts} onClose={() => setShortcuts(false)} shortcuts={SHORTCUTS} />
       <UploadDialog run={uploads.run} onClose={uploads.clear} />

@@ -38,6 +38,23 @@ export async function getPage(documentId: string, page: number, signal?: AbortSi
   return (await (await send(`/documents/${encodeURIComponent(documentId)}/pages/${page}`, { signal })).json()) as PageText;
 }
 
+/** The longest quote the agent takes to highlight on a page image (its `quote` parameter's max_length). */
+export const MAX_QUOTE_CHARS = 2000;
+
+export interface PageImage {
+  blob: Blob;
+  /** Rectangles highlighted over the quote; null when the agent's header cannot be read (another origin). */
+  highlights: number | null;
+}
+
+/** A PDF page as it looks, the quote highlighted; an ApiError with status 404 when there is no image of it. */
+export async function getPageImage(documentId: string, page: number, quote?: string, signal?: AbortSignal): Promise<PageImage> {
+  const query = quote?.trim() ? `?${new URLSearchParams({ quote: quote.slice(0, MAX_QUOTE_CHARS) })}` : "";
+  const response = await send(`/documents/${encodeURIComponent(documentId)}/pages/${page}/image${query}`, { signal });
+  const header = response.headers.get("X-Sextant-Highlights");
+  return { blob: await response.blob(), highlights: header === null ? null : Number(header) };
+}
+
 export async function getWorkspace(signal?: AbortSignal): Promise<WorkspaceInfo> {
   return (await (await send("/workspaces/current", { signal })).json()) as WorkspaceInfo;
 }

@@ -15,6 +15,9 @@ export type ToolResultEvent = S["ToolResultEvent"];
 export type SourcesEvent = S["SourcesEvent"];
 export type TokenEvent = S["TokenEvent"];
 export type CitationEvent = S["CitationEvent"];
+export type StatementEvent = S["StatementEvent"];
+export type AnswerStatement = S["AnswerStatement"];
+export type Evidence = S["Evidence"];
 export type AnswerEvent = S["AnswerEvent"];
 export type DoneEvent = S["DoneEvent"];
 export type ErrorEvent = S["ErrorEvent"];
@@ -26,6 +29,7 @@ export const EVENT_NAMES: readonly EventName[] = [
   "sources",
   "token",
   "citation",
+  "statement",
   "answer",
   "done",
   "error",

@@ -1,40 +1,30 @@
 /**
- * The passage behind a citation: the whole chunk, its document, page label, section; the page on request,
- * unless `gone`: its document was deleted with the workspace it was in, and only the quoted passage is left.
+ * The passage behind a citation: the whole chunk, reflowed for reading, with the words of the statement it
+ * was cited for marked and scrolled into view; its document, page label, section; and the page itself, as
+ * it looks for a PDF (the quote highlighted on it) or as text, unless `gone`: its document was deleted with
+ * the workspace it was in, and only the quoted passage is left.
  */
-import { ExternalLink, FileText } from "lucide-react";
-import { useEffect, useState } from "react";
-import { getPage } from "@/api/client";
+import { AlertTriangle, ExternalLink, FileText, Image as ImageIcon } from "lucide-react";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { getPage, getPageImage } from "@/api/client";
 import type { Passage } from "@/api/types";
+import { markedPassage, type PassageFocus } from "@/lib/evidence";
+import { cn } from "@/lib/utils";
 import { Badge } from "./ui/badge";
 import { Button } from "./ui/button";
 import { Dialog } from "./ui/dialog";
 import { Skeleton } from "./ui/skeleton";
 
-export function PassageViewer({ passage, gone = false, onClose }: { passage: Passage | null; gone?: boolean; onClose: () => void }) {
-  const [page, setPage] = useState<{ state: "idle" | "loading" | "ready" | "failed"; text?: string; error?: string }>({
-    state: "idle",
-  });
-  useEffect(() => setPage({ state: "idle" }), [passage?.label, passage?.chunk_id]);
+interface PassageViewerProps {
+  passage: Passage | null;
+  focus?: PassageFocus;
+  gone?: boolean;
+  onClose: () => void;
+}
 
-  const showPage = async () => {
-    if (!passage?.document_id || !passage.page) return;
-    setPage({ state: "loading" });
-    try {
-      const result = await getPage(passage.document_id, passage.page);
-      setPage({ state: "ready", text: result.text });
-    } catch (error) {
-      setPage({ state: "failed", error: (error as Error).message });
-    }
-  };
-
+export function PassageViewer({ passage, focus, gone = false, onClose }: PassageViewerProps) {
   return (
-    <Dialog
-      open={passage !== null}
-      onClose={onClose}
-      side="right"
-      title={passage ? `[${passage.label}] ${passage.title}` : ""}
-    >
+    <Dialog open={passage !== null} onClose={onClose} side="right" title={passage ? `[${passage.label}] ${passage.title}` : ""}>
       {passage && (
         <div data-testid="passage-viewer" className="space-y-4">
           <dl className="grid grid-cols-[auto_1fr] gap-x-4 gap-y-1 text-sm">
@@ -62,57 +52,197 @@ export function PassageViewer({ passage, gone = false, onClose }: { passage: Pas
             )}
             <dt className="text-muted-foreground">From</dt>
             <dd>
-              {passage.tier === "web" ? (
-                <Badge variant="outline">web</Badge>
-              ) : (
-                <Badge variant="secondary">your documents</Badge>
-              )}
+              {passage.tier === "web" ? <Badge variant="outline">web</Badge> : <Badge variant="secondary">your documents</Badge>}
             </dd>
           </dl>
+          {focus?.statement && <CitedFor focus={focus} />}
           <section aria-label="Passage text">
             <h3 className="mb-1 text-xs font-semibold tracking-wide text-muted-foreground uppercase">The passage the model read</h3>
-            <blockquote
-              data-testid="passage-text"
-              className="rounded-md border-l-4 border-primary/40 bg-muted/50 p-3 text-sm leading-relaxed whitespace-pre-wrap"
-            >
-              {passage.text || "(no text: a web source; open it to read it)"}
-            </blockquote>
+            <PassageText key={`${passage.label}:${passage.chunk_id}`} passage={passage} focus={focus} />
           </section>
-          <div className="flex flex-wrap gap-2">
-            {passage.tier === "web" && passage.uri && (
-              <Button variant="outline" size="sm" onClick={() => window.open(passage.uri ?? "", "_blank", "noopener")}>
-                <ExternalLink /> Open the web page
-              </Button>
-            )}
-            {passage.document_id && passage.page && !gone && page.state !== "ready" && (
-              <Button variant="outline" size="sm" onClick={showPage} disabled={page.state === "loading"}>
-                <FileText /> Show the whole page {passage.page_label ?? passage.page}
-              </Button>
-            )}
-          </div>
+          {passage.tier === "web" && passage.uri && (
+            <Button variant="outline" size="sm" onClick={() => window.open(passage.uri ?? "", "_blank", "noopener")}>
+              <ExternalLink /> Open the web page
+            </Button>
+          )}
           {gone && passage.tier !== "web" && (
             <p className="text-sm text-muted-foreground" data-testid="passage-gone">
               Its document was deleted with the workspace it was in: the passage above is all that is left of it.
             </p>
           )}
-          {page.state === "loading" && (
-            <div className="space-y-2" aria-label="Loading the page">
-              <Skeleton className="h-4 w-full" />
-              <Skeleton className="h-4 w-11/12" />
-              <Skeleton className="h-4 w-4/5" />
-            </div>
-          )}
-          {page.state === "failed" && <p className="text-sm text-destructive">Could not load the page: {page.error}</p>}
-          {page.state === "ready" && (
-            <section aria-label={`Page ${passage.page_label ?? passage.page}`}>
-              <h3 className="mb-1 text-xs font-semibold tracking-wide text-muted-foreground uppercase">
-                Page {passage.page_label ?? passage.page}
-              </h3>
-              <pre className="max-h-96 overflow-y-auto rounded-md border p-3 font-sans text-sm whitespace-pre-wrap">{page.text}</pre>
-            </section>
+          {passage.document_id && passage.page && !gone && (
+            <WholePage key={`${passage.label}:${passage.chunk_id}:${focus?.evidence[0]?.quote ?? ""}`} passage={passage} quote={focus?.evidence[0]?.quote} />
           )}
         </div>
       )}
     </Dialog>
+  );
+}
+
+function CitedFor({ focus }: { focus: PassageFocus }) {
+  const statement = focus.statement;
+  if (!statement) return null;
+  return (
+    <section aria-label="Cited for" data-testid="cited-for" data-supported={statement.supported}>
+      <h3 className="mb-1 text-xs font-semibold tracking-wide text-muted-foreground uppercase">Cited for</h3>
+      <p className={cn("text-sm", !statement.supported && "underline decoration-destructive decoration-wavy underline-offset-4")}>
+        {statement.text}
+      </p>
+      {!statement.supported && (
+        <p className="mt-1 flex items-center gap-1 text-sm text-destructive" data-testid="unsupported">
+          <AlertTriangle aria-hidden="true" className="size-4" /> Not supported: no quote for this statement was found in its passages.
+        </p>
+      )}
+    </section>
+  );
+}
+
+/** The passage reflowed, its evidence in <mark>; the first mark is scrolled into view when it opens. */
+function PassageText({ passage, focus }: { passage: Passage; focus?: PassageFocus }) {
+  const evidence = focus?.evidence;
+  const { segments, missing } = useMemo(() => markedPassage(passage.text, evidence ?? []), [passage.text, evidence]);
+  const ref = useRef<HTMLQuoteElement>(null);
+  useEffect(() => {
+    ref.current?.querySelector("mark")?.scrollIntoView?.({ block: "center" });
+  }, [segments]);
+  return (
+    <>
+      <blockquote
+        ref={ref}
+        data-testid="passage-text"
+        className="rounded-md border-l-4 border-primary/40 bg-muted/50 p-3 text-sm leading-relaxed whitespace-pre-line"
+      >
+        {passage.text
+          ? segments.map((s, i) =>
+              s.marked ? (
+                <mark key={i} data-evidence="true" className="rounded-sm bg-highlight px-0.5 text-highlight-foreground">
+                  {s.text}
+                </mark>
+              ) : (
+                <span key={i}>{s.text}</span>
+              ),
+            )
+          : "(no text: a web source; open it to read it)"}
+      </blockquote>
+      {missing > 0 && (
+        <p className="mt-1 text-xs text-muted-foreground" data-testid="evidence-missing">
+          {missing === 1 ? "The quoted words were" : `${missing} of the quotes were`} not found in this passage's text.
+        </p>
+      )}
+    </>
+  );
+}
+
+type View = "page" | "text";
+type Load<T> = { state: "idle" | "loading" | "ready" | "failed"; value?: T; error?: string };
+
+const isPdf = (passage: Passage) => /\.pdf$/i.test(passage.source ?? "");
+
+/**
+ * The whole page: for a PDF, "Page" (the image, the quote highlighted; fetched once the viewer opens) or
+ * "Text"; a page with no image (a PDF ingested before originals were kept) falls back to its text.
+ */
+function WholePage({ passage, quote }: { passage: Passage; quote?: string }) {
+  const pdf = isPdf(passage);
+  const [view, setView] = useState<View | null>(pdf ? "page" : null);
+  const [image, setImage] = useState<Load<{ url: string; highlights: number | null }>>({ state: "idle" });
+  const [text, setText] = useState<Load<string>>({ state: "idle" });
+  const [noImage, setNoImage] = useState<string | null>(null);
+  const documentId = passage.document_id ?? "";
+  const number = passage.page ?? 1;
+  const label = passage.page_label ?? String(number);
+
+  useEffect(() => {
+    if (view !== "page" || image.state !== "idle") return;
+    const abort = new AbortController();
+    setImage({ state: "loading" });
+    getPageImage(documentId, number, quote, abort.signal).then(
+      (got) => setImage({ state: "ready", value: { url: URL.createObjectURL(got.blob), highlights: got.highlights } }),
+      (error: Error & { status?: number }) => {
+        if (error.name === "AbortError") return;
+        if (error.status === 404) {
+          setNoImage(error.message.replace(/^no page image:\s*/, ""));
+          setView("text");
+        }
+        setImage({ state: "failed", error: error.message });
+      },
+    );
+    return () => {
+      abort.abort(); // switched away (or closed) mid-load: a later switch back loads it again
+      setImage((s) => (s.state === "loading" ? { state: "idle" } : s));
+    };
+  }, [view]);
+  useEffect(() => {
+    const url = image.value?.url;
+    return () => {
+      if (url) URL.revokeObjectURL(url);
+    };
+  }, [image.value?.url]);
+  useEffect(() => {
+    if (view !== "text" || text.state !== "idle") return;
+    const abort = new AbortController();
+    setText({ state: "loading" });
+    getPage(documentId, number, abort.signal).then(
+      (page) => setText({ state: "ready", value: page.text }),
+      (error: Error) => error.name !== "AbortError" && setText({ state: "failed", error: error.message }),
+    );
+    return () => {
+      abort.abort();
+      setText((s) => (s.state === "loading" ? { state: "idle" } : s));
+    };
+  }, [view]);
+
+  const loading = (view === "page" ? image : text).state === "loading";
+  return (
+    <div className="space-y-2">
+      {pdf && noImage === null ? (
+        <div role="group" aria-label="Show the page as" className="inline-flex rounded-md border p-0.5">
+          {(["page", "text"] as const).map((v) => (
+            <Button key={v} size="sm" variant={view === v ? "secondary" : "ghost"} aria-pressed={view === v} onClick={() => setView(v)}>
+              {v === "page" ? <ImageIcon /> : <FileText />} {v === "page" ? "Page" : "Text"}
+            </Button>
+          ))}
+        </div>
+      ) : (
+        view === null && (
+          <Button variant="outline" size="sm" onClick={() => setView("text")}>
+            <FileText /> Show the whole page {label}
+          </Button>
+        )
+      )}
+      {noImage !== null && (
+        <p className="text-xs text-muted-foreground" data-testid="no-page-image">
+          No image of this page: {noImage}
+        </p>
+      )}
+      {loading && (
+        <div className="space-y-2" aria-label="Loading the page">
+          <Skeleton className="h-4 w-full" />
+          <Skeleton className="h-4 w-11/12" />
+          <Skeleton className="h-4 w-4/5" />
+        </div>
+      )}
+      {view === "page" && image.state === "failed" && <p className="text-sm text-destructive">Could not load the page image: {image.error}</p>}
+      {view === "page" && image.state === "ready" && image.value && (
+        <section aria-label={`Page ${label}`} data-testid="page-image">
+          {image.value.highlights === 0 && quote && (
+            <p className="mb-1 text-xs text-muted-foreground">The quoted words were not found on this page's image.</p>
+          )}
+          <img
+            src={image.value.url}
+            alt={`Page ${label} of ${passage.title}${quote ? ", the quoted words highlighted" : ""}`}
+            loading="lazy"
+            className="w-full rounded-md border bg-white"
+          />
+        </section>
+      )}
+      {view === "text" && text.state === "failed" && <p className="text-sm text-destructive">Could not load the page: {text.error}</p>}
+      {view === "text" && text.state === "ready" && (
+        <section aria-label={`Page ${label}`}>
+          <h3 className="mb-1 text-xs font-semibold tracking-wide text-muted-foreground uppercase">Page {label}</h3>
+          <pre className="max-h-96 overflow-y-auto rounded-md border p-3 font-sans text-sm whitespace-pre-wrap">{text.value}</pre>
+        </section>
+      )}
+    </div>
   );
 }

@@ -1,9 +1,14 @@
-/** The turns of a conversation: question, streamed answer with live citations, trace, verification. */
+/**
+ * The turns of a conversation: question, streamed answer with live citations, trace, verification. Each
+ * citation opens its passage with the quote of the statement it was cited for; statements no quote
+ * supports are marked in the answer.
+ */
 import { AlertTriangle, ChevronRight, RotateCcw, Quote } from "lucide-react";
 import { useCallback, useMemo } from "react";
 import type { Passage } from "@/api/types";
 import { labelIsValid, type ChatTurn } from "@/lib/conversation";
-import { citedLabels } from "@/lib/markdown";
+import { evidenceFor, statementsOfCitations, type PassageFocus } from "@/lib/evidence";
+import { citationSequence, citedLabels } from "@/lib/markdown";
 import { Citation } from "./Citation";
 import { Markdown } from "./Markdown";
 import { Trace } from "./Trace";
@@ -11,22 +16,45 @@ import { Badge } from "./ui/badge";
 import { Button } from "./ui/button";
 import { Skeleton } from "./ui/skeleton";
 
+type OnOpen = (passage: Passage, focus?: PassageFocus) => void;
+
 interface TurnProps {
   turn: ChatTurn;
   passages: Passage[];
-  onOpen: (passage: Passage) => void;
+  onOpen: OnOpen;
   onRetry?: () => void;
 }
+
+const NO_STATEMENTS: NonNullable<ChatTurn["statements"]> = [];
 
 function TurnView({ turn, passages, onOpen, onRetry }: TurnProps) {
   const streaming = turn.status === "streaming";
   const byLabel = useMemo(() => new Map(passages.map((p) => [p.label, p])), [passages]);
-  const renderCitation = useCallback(
-    (label: number, key: string) => (
-      <Citation key={key} label={label} passage={byLabel.get(label)} valid={labelIsValid(turn, passages, label)} onOpen={onOpen} />
-    ),
-    [byLabel, turn, passages, onOpen],
+  const statements = turn.statements ?? turn.answer?.statements ?? NO_STATEMENTS;
+  // The statement behind each rendered citation, by its place in the answer (the Markdown numbers them the same way).
+  const owners = useMemo(
+    () => statementsOfCitations(citationSequence(turn.text, { streaming }), statements),
+    [turn.text, streaming, statements],
   );
+  const renderCitation = useCallback(
+    (label: number, key: string, ordinal: number) => {
+      const owner = owners[ordinal];
+      const statement = owner === null || owner === undefined ? undefined : statements[owner];
+      const focus = statement ? { statement, evidence: evidenceFor(statement, label) } : undefined;
+      return (
+        <Citation
+          key={key}
+          label={label}
+          passage={byLabel.get(label)}
+          valid={labelIsValid(turn, passages, label)}
+          onOpen={onOpen}
+          focus={focus}
+        />
+      );
+    },
+    [byLabel, turn, passages, onOpen, owners, statements],
+  );
+  const flagged = useMemo(() => statements.filter((s) => !s.supported && s.text.trim()).map((s) => s.text), [statements]);
   const cited = useMemo(() => citedLabels(turn.text).filter((l) => byLabel.has(l)), [turn.text, byLabel]);
   const dangling = turn.answer?.citations.dangling ?? [];
   const summary = turn.answer?.citations;
@@ -54,7 +82,7 @@ function TurnView({ turn, passages, onOpen, onRetry }: TurnProps) {
         </div>
 
         {turn.text ? (
-          <Markdown text={turn.text} streaming={streaming} renderCitation={renderCitation} />
+          <Markdown text={turn.text} streaming={streaming} renderCitation={renderCitation} flagged={flagged} />
         ) : streaming ? (
           <div className="space-y-2" aria-label="Waiting for the answer">
             <Skeleton className="h-4 w-11/12" />
@@ -98,6 +126,20 @@ function TurnView({ turn, passages, onOpen, onRetry }: TurnProps) {
           </div>
         )}
 
+        {flagged.length > 0 && !streaming && (
+          <div className="mt-3 rounded-md border border-destructive/40 p-2 text-sm" data-testid="unsupported-statements">
+            <p className="font-medium">
+              <AlertTriangle aria-hidden="true" className="mr-1 inline size-4 text-destructive" />
+              No quote in the passages supports {flagged.length === 1 ? "this statement" : `these ${flagged.length} statements`}:
+            </p>
+            <ul className="mt-1 list-disc pl-5">
+              {flagged.map((s, i) => (
+                <li key={i}>{s}</li>
+              ))}
+            </ul>
+          </div>
+        )}
+
         {cited.length > 0 && !streaming && (
           <div className="mt-3 flex flex-wrap gap-1.5 border-t pt-3" aria-label="Passages cited in this answer">
             {cited.map((label) => {
@@ -106,7 +148,7 @@ function TurnView({ turn, passages, onOpen, onRetry }: TurnProps) {
                 <button
                   key={label}
                   type="button"
-                  onClick={() => onOpen(p)}
+                  onClick={() => onOpen(p, { evidence: statements.flatMap((s) => evidenceFor(s, label)) })}
                   className="max-w-full truncate rounded-full border px-2 py-0.5 text-xs hover:bg-accent cursor-pointer"
                 >
                   <span className="font-mono font-semibold">[{label}]</span> {p.title}
@@ -141,7 +183,7 @@ export function Thread({
 }: {
   turns: ChatTurn[];
   passages: Passage[];
-  onOpen: (p: Passage) => void;
+  onOpen: OnOpen;
   onRetry: () => void;
 }) {
   return (

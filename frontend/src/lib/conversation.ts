@@ -6,6 +6,7 @@
 import type {
   AgentEvent,
   AnswerEvent,
+  AnswerStatement,
   Passage,
   QueryRequest,
   ToolCallEvent,
@@ -27,6 +28,8 @@ export interface ChatTurn {
   trace: TraceStep[];
   /** Validity of each label as the server judged it while the answer streamed. */
   citations: Record<number, boolean>;
+  /** The answer's statements with their evidence, as `statement` frames bring them (absent in older saves). */
+  statements?: AnswerStatement[];
   answer?: AnswerEvent;
   status: TurnStatus;
   error?: string;
@@ -117,8 +120,20 @@ export function applyEvent(conversation: Conversation, event: AgentEvent): Conve
       return updateLast(conversation, (t) => ({ ...t, text: t.text + event.text }));
     case "citation":
       return updateLast(conversation, (t) => ({ ...t, citations: { ...t.citations, [event.label]: event.valid } }));
+    case "statement":
+      return updateLast(conversation, (t) => {
+        const statements = [...(t.statements ?? [])];
+        statements[event.index] = event.statement;
+        return { ...t, statements: Array.from(statements, (s) => s ?? { text: "", evidence: [], supported: true }) };
+      });
     case "answer":
-      return updateLast(conversation, (t) => ({ ...t, text: event.text, answer: event }));
+      // The answer's list is the final word; one without statements keeps what the stream brought.
+      return updateLast(conversation, (t) => ({
+        ...t,
+        text: event.text,
+        answer: event,
+        statements: event.statements?.length ? event.statements : t.statements,
+      }));
     case "error":
       return updateLast(conversation, (t) => ({ ...t, status: "error", error: event.message }));
     case "done":

@@ -258,12 +258,12 @@ export function parseInline(text: string): Inline[] {
   return out;
 }
 
-/** Every citation label in a text, in order of first appearance. */
-export function citedLabels(text: string): number[] {
-  const seen = new Set<number>();
+/** Every citation label in a text, repeats kept, in the order the answer renders them (one per control). */
+export function citationSequence(text: string, options: ParseOptions = {}): number[] {
+  const labels: number[] = [];
   const walk = (inlines: Inline[]) => {
     for (const node of inlines) {
-      if (node.type === "citation") node.labels.forEach((l) => seen.add(l));
+      if (node.type === "citation") labels.push(...node.labels);
       else if (node.type === "strong" || node.type === "em" || node.type === "link") walk(node.children);
     }
   };
@@ -275,6 +275,11 @@ export function citedLabels(text: string): number[] {
       else if (b.type === "table") [b.header, ...b.rows].forEach((row) => row.forEach((c) => walk(parseInline(c))));
     }
   };
-  visit(parseBlocks(text));
-  return [...seen];
+  visit(parseBlocks(text, options));
+  return labels;
+}
+
+/** Every citation label in a text, in order of first appearance. */
+export function citedLabels(text: string): number[] {
+  return [...new Set(citationSequence(text))];
 }
