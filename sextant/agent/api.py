@@ -6,7 +6,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sextant.agent.events import AnswerStatement, CitationSummary, ToolCallEvent, ToolResultEvent, UsageInfo, Verification
+from sextant.agent.events import (
+    AnswerStatement,
+    CitationSummary,
+    ToolCallEvent,
+    ToolResultEvent,
+    UsageInfo,
+    Verification,
+)
 from sextant.agent.passages import Passage
 
 MAX_QUESTION_CHARS = 2000

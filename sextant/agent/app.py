@@ -344,6 +344,7 @@ def _loop(state: AgentState) -> AgentLoop:
         TimedModel(state.model, state.metrics) if state.model is not None else None,
         budget=state.budget,
         verify=state.settings.verify,
+        unsupported=state.settings.unsupported,
         web_search=state.settings.web_search == "on",
         max_output_tokens=state.settings.max_output_tokens,
     )

@@ -59,11 +59,23 @@ Message = UserText | ModelTurn | ToolResults
 
 
 @dataclass(frozen=True)
+class Quote:
+    """Words a statement quotes from passage ``label``, as the model wrote them; the loop checks them."""
+
+    label: int
+    text: str
+
+
+@dataclass(frozen=True)
 class Statement:
-    """One claim of a structured answer and the passage labels it rests on."""
+    """One claim of a structured answer and the quotes it rests on."""
 
     text: str
-    sources: tuple[int, ...]
+    quotes: tuple[Quote, ...] = ()
+
+    @property
+    def sources(self) -> tuple[int, ...]:
+        return tuple(dict.fromkeys(quote.label for quote in self.quotes))
 
 
 AnswerFormat = Literal["prose", "statements"]

@@ -1,16 +1,23 @@
-"""The answer when no model writes one: the retrieved passages, quoted and labelled as excerpts."""
+"""The answer when no model writes one: the passages' sentences that best match the question, each quoted and cited.
+
+Passages with no sentence that shares a content word with the question are left out: the search returns
+five passages whatever it finds, and a sourdough guide has no place under an espresso question.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
+from sextant.agent.events import AnswerStatement, Evidence
 from sextant.agent.passages import Passage
+from sextant.agent.sentences import rank, split
 
-EXCERPT_CHARS = 400
+EXCERPT_SENTENCES = 3
+# A sentence holding less than this share of the question's term weight is not an excerpt of an answer.
+MIN_COVERAGE = 0.25
 
-
-# A quoted passage that starts like a Markdown block ("## Heading", "- item", "1. step", "| cell") would
+# A quoted sentence that starts like a Markdown block ("## Heading", "- item", "1. step", "| cell") would
 # render as one inside the quote; a backslash keeps it text.
 _BLOCK_START = re.compile(r"^(#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s|\||>)")
 
@@ -19,15 +26,29 @@ def _literal(text: str) -> str:
     return "\\" + text if _BLOCK_START.match(text) else text
 
 
-def excerpt_answer(passages: Sequence[Passage], reason: str) -> str:
-    """Markdown that cannot be mistaken for a model's prose: a label line, then quoted passages."""
+def excerpt_statements(question: str, passages: Sequence[Passage]) -> list[AnswerStatement]:
+    """The best-matching sentences (at most ``EXCERPT_SENTENCES``), best first, each with its exact span."""
+    every = [s for p in passages for s in split(p.label, p.text)]
+    chosen = [r.sentence for r in rank(question, every) if r.score > 0 and r.coverage >= MIN_COVERAGE]
+    by_label = {p.label: p for p in passages}
+    return [
+        AnswerStatement(
+            text=s.text,
+            evidence=[Evidence(label=s.label, quote=by_label[s.label].text[s.start : s.end], start=s.start, end=s.end)],
+            supported=True,
+        )
+        for s in chosen[:EXCERPT_SENTENCES]
+    ]
+
+
+def excerpt_answer(statements: Sequence[AnswerStatement], passages: Sequence[Passage], reason: str) -> str:
+    """Markdown that cannot be mistaken for a model's prose: a label line, then each sentence quoted and cited."""
     header = f"**Excerpts, not a written answer** ({reason})."
-    if not passages:
+    if not statements:
         return f"{header}\n\nNothing in the documents matches this question."
+    by_label = {p.label: p for p in passages}
     quotes = []
-    for passage in passages:
-        snippet = _literal(" ".join(passage.text.split()))
-        if len(snippet) > EXCERPT_CHARS:
-            snippet = snippet[:EXCERPT_CHARS].rsplit(" ", 1)[0] + " …"
-        quotes.append(f"> {snippet} [{passage.label}]\n>\n> — {passage.citation()}")
-    return f"{header} The passages that best match the question:\n\n" + "\n\n".join(quotes)
+    for statement in statements:
+        label = statement.evidence[0].label
+        quotes.append(f"> {_literal(statement.text)} [{label}]\n>\n> — {by_label[label].citation()}")
+    return f"{header} The sentences that best match the question:\n\n" + "\n\n".join(quotes)

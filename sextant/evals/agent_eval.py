@@ -11,13 +11,15 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sextant.agent.chat import ChatModel
-from sextant.agent.events import AgentEvent, AnswerEvent, SourcesEvent, ToolResultEvent
+from sextant.agent.events import AgentEvent, AnswerEvent, SourcesEvent, StatementEvent, ToolResultEvent
+from sextant.agent.evidence import locate
 from sextant.agent.kb_client import KbClient, stdio_server
 from sextant.agent.loop import AgentLoop
 from sextant.agent.passages import Passage
@@ -48,6 +50,10 @@ class AgentRun:
     retrieved: list[Passage] = field(default_factory=list)
     searches_found: list[int] = field(default_factory=list)
     answer: AnswerEvent | None = None
+    # Seconds from the question: until the first search returned, the first statement, the answer.
+    searched_s: float | None = None
+    first_statement_s: float | None = None
+    answered_s: float | None = None
 
     @property
     def retrieval_abstained(self) -> bool:
@@ -60,19 +66,22 @@ async def ask_all(
     store: Path,
     verify: str,
     progress: Callable[[int, AgentRun], None] | None = None,
+    unsupported: str = "drop",
 ) -> list[AgentRun]:
     """Every question through the real loop and a real ``sextant-kb`` process over ``store``."""
     params = stdio_server(None)
     params.env = {**(params.env or dict(os.environ)), "SEXTANT_CHROMA_DIR": str(store), "SEXTANT_LOG_LEVEL": "WARNING"}
     runs: list[AgentRun] = []
     async with KbClient(params) as kb:
-        loop = AgentLoop(kb, model, verify=verify)  # type: ignore[arg-type]
+        loop = AgentLoop(kb, model, verify=verify, unsupported=unsupported)  # type: ignore[arg-type]
         for question in questions:
             run = AgentRun(question)
             passages: dict[int, Passage] = {}
             order: list[int] = []
+            started = time.perf_counter()
             async for event in loop.run(question.text):
                 _record(event, run, passages, order)
+                _time(event, run, time.perf_counter() - started)
             run.retrieved = [passages[label] for label in order if label in passages]
             runs.append(run)
             if progress is not None:
@@ -88,6 +97,15 @@ def _record(event: AgentEvent, run: AgentRun, passages: dict[int, Passage], orde
         passages.update({p.label: p for p in event.passages if p.tier == "kb"})
     elif isinstance(event, AnswerEvent):
         run.answer = event
+
+
+def _time(event: AgentEvent, run: AgentRun, seconds: float) -> None:
+    if isinstance(event, ToolResultEvent) and run.searched_s is None:
+        run.searched_s = seconds
+    elif isinstance(event, StatementEvent) and run.first_statement_s is None:
+        run.first_statement_s = seconds
+    elif isinstance(event, AnswerEvent):
+        run.answered_s = seconds
 
 
 def grade_runs(name: str, runs: Sequence[AgentRun]) -> ModeReport:
@@ -109,6 +127,7 @@ def judge_rows(runs: Sequence[AgentRun]) -> list[dict[str, Any]]:
             "passages": {str(p.label): p.text for p in run.retrieved},
             "answerable": run.question.answerable,
             "mode": run.answer.mode if run.answer else "none",
+            "statements": [s.model_dump() for s in run.answer.statements] if run.answer else [],
         }
         for run in runs
     ]
@@ -142,6 +161,49 @@ def answer_summary(runs: Sequence[AgentRun]) -> dict[str, Any]:
         "abstained_on_answerable": _share([abstains(r) for r in answerable]),
         "mean_turns": round(statistics.fmean(a.turns for a in answers), 2) if answers else None,
         "tokens_out": sum(a.usage.output_tokens for a in answers),
+        **evidence_summary(runs),
+        **timing_summary(runs),
+    }
+
+
+def evidence_summary(runs: Sequence[AgentRun]) -> dict[str, Any]:
+    """Citation precision (cited passages that contain the statement's quote, checked here again, from the
+    passage text the client received) and labels per statement."""
+    cited = contained = statements = 0
+    labels = 0
+    for run in runs:
+        if run.answer is None:
+            continue
+        texts = {p.label: p.text for p in run.retrieved}
+        for statement in run.answer.statements:
+            statements += 1
+            distinct = {e.label for e in statement.evidence}
+            labels += len(distinct)
+            for label in distinct:
+                cited += 1
+                quotes = [e.quote for e in statement.evidence if e.label == label]
+                contained += any(locate(q, texts.get(label, "")) is not None for q in quotes)
+    return {
+        "statements": statements,
+        "citation_precision": round(contained / cited, 4) if cited else None,
+        "labels_per_statement": round(labels / statements, 3) if statements else None,
+    }
+
+
+def timing_summary(runs: Sequence[AgentRun]) -> dict[str, Any]:
+    """Median seconds: to the answer, to the first statement after the search returned, and of the model's
+    grounded turn alone (search returned to answer), the floor an answer cannot beat."""
+    answered = [r.answered_s for r in runs if r.answered_s is not None]
+    after_search = [
+        r.first_statement_s - r.searched_s for r in runs if r.first_statement_s is not None and r.searched_s is not None
+    ]
+    turn = [r.answered_s - r.searched_s for r in runs if r.answered_s is not None and r.searched_s is not None]
+    p50 = statistics.median
+    return {
+        "answer_p50_s": round(p50(answered), 2) if answered else None,
+        "first_statement_after_search_p50_s": round(p50(after_search), 2) if after_search else None,
+        "grounded_turn_p50_s": round(p50(turn), 2) if turn else None,
+        "answer_to_floor": round(p50(answered) / p50(turn), 3) if answered and turn and p50(turn) > 0 else None,
     }
 
 

@@ -7,8 +7,16 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from sextant.agent.chat import GroundingSupport, ModelError, Statement, ToolCall, Usage, WebSource
-from sextant.agent.events import AgentEvent, AnswerEvent, CitationEvent, SourcesEvent, ToolCallEvent, ToolResultEvent
+from sextant.agent.chat import GroundingSupport, ModelError, Quote, Statement, ToolCall, Usage, WebSource
+from sextant.agent.events import (
+    AgentEvent,
+    AnswerEvent,
+    CitationEvent,
+    SourcesEvent,
+    StatementEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
 from sextant.agent.kb_client import KbClient
 from sextant.agent.loop import MAX_TURNS, NOT_ANSWERED, AgentLoop, HistoryItem
 from sextant.agent.models.scripted import ScriptedModel, ScriptedTurn, search_call
@@ -52,50 +60,70 @@ def answer_of(events: list[AgentEvent]) -> AnswerEvent:
     return answers[0]
 
 
-async def test_search_then_answer_streams_events_in_order_and_removes_dangling_labels(kb: KnowledgeBase) -> None:
+def quoted(text: str, *quotes: tuple[int, str]) -> Statement:
+    return Statement(text, tuple(Quote(label, words) for label, words in quotes))
+
+
+READY = ScriptedTurn(text="READY")
+
+
+async def test_search_then_a_grounded_answer_keeps_only_labels_whose_quotes_stand_in_the_passage(
+    kb: KnowledgeBase,
+) -> None:
     async with open_kb(kb) as kb_tools:
         model = ScriptedModel(
             [
                 ScriptedTurn(tool_calls=(search_call("espresso water temperature"),), usage=Usage(100, 10)),
-                ScriptedTurn(text="Brew at 93 degrees Celsius [1]. Use a cold cup [7].", usage=Usage(300, 20)),
-            ],
-            json_replies=[{"results": [{"statement": 0, "supported": True}], "addresses_question": True}],
+                ScriptedTurn(text="READY", usage=Usage(150, 2)),
+                ScriptedTurn(
+                    statements=(
+                        quoted("Brew at 93 °C.", (1, "water at 93\ndegrees Celsius"), (7, "a cold cup")),
+                        quoted("Use a cold cup.", (1, "Always use a cold cup")),
+                    ),
+                    usage=Usage(300, 20),
+                ),
+            ]
         )
         events = await collect(AgentLoop(kb_tools, model).run("How hot should espresso water be?"))
 
         kinds = [e.event for e in events]
         assert kinds[:3] == ["tool_call", "tool_result", "sources"]
         assert kinds[-1] == "answer"
-        assert "token" in kinds
         call = events[0]
         assert isinstance(call, ToolCallEvent) and call.arguments["detail"] == "full" and not call.forced
         result = events[1]
         assert isinstance(result, ToolResultEvent) and result.found >= 1 and result.labels[0] == 1
         sources = events[2]
         assert isinstance(sources, SourcesEvent) and sources.passages[0].document_id == "espresso"
-        assert "93 degrees" in sources.passages[0].text  # the whole chunk, not a snippet
+        passage = sources.passages[0].text
+        assert "93 degrees" in passage  # the whole chunk, not a snippet
 
-        citations = [(e.label, e.valid) for e in events if isinstance(e, CitationEvent)]
-        assert citations == [(1, True), (7, False)]
+        # The quote is found across the line break; [7] was never shown; the second quote is not in passage 1.
+        statements = [e for e in events if isinstance(e, StatementEvent)]
+        assert len(statements) == 1 and statements[0].index == 0
+        evidence = statements[0].statement.evidence
+        assert [(e.label, e.quote) for e in evidence] == [(1, "water at 93 degrees Celsius")]
+        assert passage[evidence[0].start : evidence[0].end] == "water at 93 degrees Celsius"
+        assert [(e.label, e.valid) for e in events if isinstance(e, CitationEvent)] == [(1, True)]
         answer = answer_of(events)
-        assert answer.mode == "model"
-        assert "[7]" not in answer.text and "[1]" in answer.text
-        assert answer.citations.dangling == [7]
-        assert (answer.citations.labels_total, answer.citations.labels_valid) == (2, 1)
-        assert (answer.citations.claims, answer.citations.claims_cited) == (2, 1)
-        assert answer.usage.input_tokens == 400
-        assert answer.verification.checked and answer.verification.unsupported == []
+        assert answer.text == "Brew at 93 °C [1]."
+        assert answer.statements == [statements[0].statement]
+        assert answer.citations.unsourced == ["Use a cold cup."]
+        assert answer.usage.input_tokens == 550 and answer.turns == 3
+        assert not answer.verification.checked and "1 of 3 quotes found" in answer.verification.note
 
-        # The model read numbered passages: the label it cites is written into what it was shown.
-        tool_message = model.requests[1].messages[-1]
-        assert "[1] Espresso guide" in tool_message.results[0].content  # type: ignore[union-attr]
+        # The answer turn reads the passages and the question in one message and may cite only those shown.
+        final = model.requests[-1]
+        assert (final.tool_choice, final.answer_format) == ("none", "statements")
+        assert final.messages[-1].text.startswith("Passages:\n\n[1] Espresso guide")  # type: ignore[union-attr]
+        assert set(final.citable) == {p.label for p in sources.passages}
 
 
-async def test_the_loop_stops_after_six_turns_and_the_last_turn_may_not_call_tools(kb: KnowledgeBase) -> None:
+async def test_after_five_turns_of_searching_the_sixth_must_answer(kb: KnowledgeBase) -> None:
     async with open_kb(kb) as kb_tools:
         turns = [ScriptedTurn(tool_calls=(search_call(f"espresso {n}", f"c{n}"),)) for n in range(MAX_TURNS - 1)]
-        turns.append(ScriptedTurn(text="Brew at 93 degrees [1]."))
-        model = ScriptedModel(turns, json_replies=[{"results": [], "addresses_question": True}])
+        turns.append(ScriptedTurn(statements=(quoted("93 degrees.", (1, "93 degrees Celsius")),)))
+        model = ScriptedModel(turns)
         events = await collect(AgentLoop(kb_tools, model).run("espresso?"))
 
         assert answer_of(events).turns == MAX_TURNS
@@ -104,12 +132,15 @@ async def test_the_loop_stops_after_six_turns_and_the_last_turn_may_not_call_too
         assert max(p.label for p in [e for e in events if isinstance(e, SourcesEvent)][-1].passages) <= 4
 
 
-async def test_nothing_found_is_an_event_and_the_model_is_told(kb: KnowledgeBase) -> None:
+async def test_nothing_found_is_an_event_and_an_empty_answer_says_the_documents_do_not_answer(
+    kb: KnowledgeBase,
+) -> None:
     async with open_kb(kb) as kb_tools:
         model = ScriptedModel(
             [
                 ScriptedTurn(tool_calls=(search_call("quantum chromodynamics lattice gauge"),)),
-                ScriptedTurn(text="The documents do not answer this."),
+                READY,
+                ScriptedTurn(statements=()),
             ]
         )
         events = await collect(AgentLoop(kb_tools, model).run("What is lattice QCD?"))
@@ -117,7 +148,7 @@ async def test_nothing_found_is_an_event_and_the_model_is_told(kb: KnowledgeBase
         assert result.found == 0 and result.summary.startswith("nothing found")
         assert "Nothing found" in model.requests[1].messages[-1].results[0].content  # type: ignore[union-attr]
         answer = answer_of(events)
-        assert answer.citations.claims_cited == 0 and not answer.verification.checked
+        assert answer.text == NOT_ANSWERED and answer.statements == [] and answer.citations.unsourced == []
 
 
 async def test_kb_ingest_is_discovered_but_never_offered_to_the_model(kb: KnowledgeBase) -> None:
@@ -125,7 +156,7 @@ async def test_kb_ingest_is_discovered_but_never_offered_to_the_model(kb: Knowle
         assert "kb_ingest" in kb_tools.tools
         assert {t.name for t in kb_tools.offered()} == {"kb_search", "kb_list", "kb_stats"}
         rogue = ToolCall("c1", "kb_ingest", {"documents": [{"id": "x", "title": "x", "content": "policy is 30 days"}]})
-        model = ScriptedModel([ScriptedTurn(tool_calls=(rogue,)), ScriptedTurn(text="Done.")])
+        model = ScriptedModel([ScriptedTurn(tool_calls=(rogue,)), READY, ScriptedTurn(statements=())])
         events = await collect(AgentLoop(kb_tools, model).run("add a doc"))
         result = next(e for e in events if isinstance(e, ToolResultEvent))
         assert not result.ok and "not available" in result.summary
@@ -150,9 +181,14 @@ async def test_follow_ups_keep_labels_and_numbering_resumes_after_those_held(kb:
         model = ScriptedModel(
             [
                 ScriptedTurn(tool_calls=(search_call("espresso dose"),)),
-                ScriptedTurn(text="Seven years [1], and a double uses 18 grams [3]."),
-            ],
-            json_replies=[{"results": [], "addresses_question": True}],
+                READY,
+                ScriptedTurn(
+                    statements=(
+                        quoted("Receipts are kept seven years.", (1, "Keep receipts for 7 years")),
+                        quoted("A double uses 18 grams.", (3, "A double shot uses 18 grams")),
+                    )
+                ),
+            ]
         )
         events = await collect(AgentLoop(kb_tools, model).run("And espresso?", history=history, held=held))
 
@@ -162,17 +198,25 @@ async def test_follow_ups_keep_labels_and_numbering_resumes_after_those_held(kb:
         result = next(e for e in events if isinstance(e, ToolResultEvent))
         assert min(result.labels) == 3
         answer = answer_of(events)
+        assert answer.text == "Receipts are kept seven years [1]. A double uses 18 grams [3]."
         assert answer.citations.dangling == [] and answer.citations.labels_valid == 2
 
 
-async def test_without_a_model_the_answer_is_labelled_excerpts_with_citations(kb: KnowledgeBase) -> None:
+async def test_without_a_model_the_answer_is_the_best_sentences_each_cited_with_its_span(kb: KnowledgeBase) -> None:
     async with open_kb(kb) as kb_tools:
         events = await collect(AgentLoop(kb_tools, None).run("How many grams of coffee in a double espresso?"))
         answer = answer_of(events)
         assert answer.mode == "excerpts" and answer.reason == "no model is configured"
         assert answer.text.startswith("**Excerpts, not a written answer**")
-        assert "18 grams" in answer.text and "[1]" in answer.text
-        assert answer.citations.dangling == [] and answer.citations.labels_valid >= 1
+        sources = [e for e in events if isinstance(e, SourcesEvent)][-1].passages
+        by_label = {p.label: p for p in sources}
+        assert answer.statements and "18 grams" in answer.statements[0].text
+        for statement in answer.statements:
+            (evidence,) = statement.evidence
+            assert by_label[evidence.label].text[evidence.start : evidence.end] == evidence.quote
+            assert by_label[evidence.label].document_id == "espresso"  # the tax guide matches nothing asked
+        assert f"[{answer.statements[0].evidence[0].label}]" in answer.text
+        assert answer.citations.dangling == []
 
 
 async def test_an_unreachable_model_falls_back_to_excerpts(kb: KnowledgeBase) -> None:
@@ -202,59 +246,97 @@ async def test_a_spent_budget_stops_model_calls_and_answers_with_excerpts(kb: Kn
         assert len(model.requests) == 1 and budget.spent == 0.5
 
 
-async def test_a_local_model_is_made_to_search_and_its_statements_get_markers(kb: KnowledgeBase) -> None:
+async def test_a_local_model_answers_in_one_turn_after_the_loop_searches_for_the_question(kb: KnowledgeBase) -> None:
     async with open_kb(kb) as kb_tools:
         model = ScriptedModel(
             [
-                ScriptedTurn(tool_calls=(search_call("zzz unrelated"),)),
-                ScriptedTurn(tool_calls=(search_call("espresso grams"),)),
                 ScriptedTurn(
-                    statements=(Statement("A double uses 18 grams of coffee.", (1, 2)), Statement("Hi", (99,)))
+                    statements=(
+                        quoted(
+                            "A double uses 18 grams of coffee.", (1, "A double shot uses 18 grams of finely ground")
+                        ),
+                        quoted("Hi", (99, "nothing")),
+                    )
                 ),
             ],
             calls_tools_itself=False,
-            json_replies=[{"results": [{"statement": 0, "supported": True}], "addresses_question": True}],
         )
-        events = await collect(AgentLoop(kb_tools, model).run("How much coffee in a double?"))
-        choices = [(r.tool_choice, r.answer_format) for r in model.requests]
-        found_first = next(e for e in events if isinstance(e, ToolResultEvent)).found
-        if found_first == 0:
-            assert choices == [("kb_search", "prose"), ("kb_search", "prose"), ("none", "statements")]
-        else:
-            assert choices[0] == ("kb_search", "prose") and choices[1] == ("none", "statements")
+        question = "How much coffee in a double espresso?"
+        events = await collect(AgentLoop(kb_tools, model).run(question))
+        call = next(e for e in events if isinstance(e, ToolCallEvent))
+        assert call.forced and call.arguments["query"] == question
+        assert [(r.tool_choice, r.answer_format) for r in model.requests] == [("none", "statements")]
         answer = answer_of(events)
-        assert "18 grams of coffee [1]" in answer.text
+        assert answer.text == "A double uses 18 grams of coffee [1]." and answer.turns == 1
         # A statement that rests on no passage shown is dropped, not printed without its citation.
-        assert "Hi" not in answer.text and answer.citations.unsourced == ["Hi"]
-        # The answer turn sees the passages and the question in one message, and may cite only those shown.
-        final = model.requests[-1]
-        assert [type(m).__name__ for m in final.messages] == ["UserText"]
-        assert final.messages[0].text.startswith("Passages:\n\n[1] Espresso guide")  # type: ignore[union-attr]
-        assert set(final.citable) == {p.label for p in [e for e in events if isinstance(e, SourcesEvent)][-1].passages}
+        assert answer.citations.unsourced == ["Hi"]
+        # The model reads the sentences that match the question, not every passage found.
+        shown = model.requests[0].messages[0].text  # type: ignore[union-attr]
+        assert "18 grams" in shown and "filing deadline" not in shown
 
 
-async def test_verification_marks_or_drops_unsupported_statements(kb: KnowledgeBase) -> None:
+async def test_a_local_model_writes_the_query_of_a_follow_up(kb: KnowledgeBase) -> None:
     async with open_kb(kb) as kb_tools:
+        model = ScriptedModel(
+            [ScriptedTurn(tool_calls=(search_call("espresso dose grams"),)), ScriptedTurn(statements=())],
+            calls_tools_itself=False,
+        )
+        history = [HistoryItem("user", "Tell me about espresso."), HistoryItem("assistant", "It is coffee.")]
+        events = await collect(AgentLoop(kb_tools, model).run("How much of it in a double?", history=history))
+        assert [r.tool_choice for r in model.requests] == ["kb_search", "none"]
+        call = next(e for e in events if isinstance(e, ToolCallEvent))
+        assert call.arguments["query"] == "espresso dose grams"
+        assert answer_of(events).text == NOT_ANSWERED
 
-        def script() -> ScriptedModel:
-            return ScriptedModel(
-                [
-                    ScriptedTurn(tool_calls=(search_call("espresso"),)),
-                    ScriptedTurn(text="Brew at 93 degrees [1]. Espresso cures colds [1]."),
-                ],
-                json_replies=[
-                    {
-                        "results": [{"statement": 0, "supported": True}, {"statement": 1, "supported": False}],
-                        "addresses_question": True,
-                    }
-                ],
-            )
 
-        marked = answer_of(await collect(AgentLoop(kb_tools, script(), verify="mark").run("espresso?")))
-        assert marked.verification.unsupported == ["Espresso cures colds [1]."]
-        assert "cures colds [1]. _(not supported" in marked.text
-        dropped = answer_of(await collect(AgentLoop(kb_tools, script(), verify="drop").run("espresso?")))
-        assert "cures colds" not in dropped.text and "93 degrees [1]" in dropped.text
+async def test_a_local_model_is_not_asked_when_the_search_finds_nothing(kb: KnowledgeBase) -> None:
+    async with open_kb(kb) as kb_tools:
+        model = ScriptedModel([], calls_tools_itself=False)
+        answer = answer_of(await collect(AgentLoop(kb_tools, model).run("quantum chromodynamics lattice gauge?")))
+        assert model.requests == [] and answer.text == NOT_ANSWERED and answer.mode == "model"
+
+
+async def test_unsupported_statements_can_be_kept_visibly_marked(kb: KnowledgeBase) -> None:
+    async with open_kb(kb) as kb_tools:
+        model = ScriptedModel(
+            [
+                ScriptedTurn(
+                    statements=(
+                        quoted("Brew at 93 degrees.", (1, "93 degrees Celsius")),
+                        quoted("Espresso cures colds.", (1, "espresso cures colds")),
+                    )
+                )
+            ],
+            calls_tools_itself=False,
+        )
+        answer = answer_of(await collect(AgentLoop(kb_tools, model, unsupported="mark").run("espresso temperature?")))
+        assert answer.text == "Brew at 93 degrees [1]. Espresso cures colds. _(not found in the passages)_"
+        assert [s.supported for s in answer.statements] == [True, False]
+        assert answer.citations.unsourced == []
+
+
+async def test_the_optional_model_check_still_marks_what_it_finds_unsupported(kb: KnowledgeBase) -> None:
+    async with open_kb(kb) as kb_tools:
+        model = ScriptedModel(
+            [
+                ScriptedTurn(
+                    statements=(
+                        quoted("Brew at 93 degrees.", (1, "93 degrees Celsius")),
+                        quoted("A double is 18 grams.", (1, "18 grams of finely ground coffee")),
+                    )
+                )
+            ],
+            calls_tools_itself=False,
+            json_replies=[
+                {
+                    "results": [{"statement": 0, "supported": True}, {"statement": 1, "supported": False}],
+                    "addresses_question": True,
+                }
+            ],
+        )
+        answer = answer_of(await collect(AgentLoop(kb_tools, model, verify="mark").run("espresso grams degrees?")))
+        assert answer.verification.checked and answer.verification.unsupported == ["A double is 18 grams [1]."]
+        assert "18 grams [1]. _(not supported" in answer.text
 
 
 async def test_web_sources_share_the_numbering_and_grounded_spans_get_labels(kb: KnowledgeBase) -> None:
@@ -264,15 +346,16 @@ async def test_web_sources_share_the_numbering_and_grounded_spans_get_labels(kb:
         model = ScriptedModel(
             [
                 ScriptedTurn(tool_calls=(search_call("espresso"),)),
+                READY,
                 ScriptedTurn(
                     text=text,
                     web_sources=(WebSource("https://example.org/espresso", "Espresso history"),),
                     grounding=(GroundingSupport(0, italy, (0,)),),
                 ),
-            ],
-            json_replies=[{"results": [{"statement": 0, "supported": True}], "addresses_question": True}],
+            ]
         )
         events = await collect(AgentLoop(kb_tools, model, web_search=True).run("Where is espresso from?"))
+        assert model.requests[-1].tool_choice == "none" and model.requests[-1].answer_format == "prose"
         sources = [e for e in events if isinstance(e, SourcesEvent)][-1].passages
         web = [p for p in sources if p.tier == "web"]
         assert len(web) == 1 and web[0].label == max(p.label for p in sources)
@@ -280,18 +363,19 @@ async def test_web_sources_share_the_numbering_and_grounded_spans_get_labels(kb:
         assert f"Italy[{web[0].label}]." in answer.text
 
 
-async def test_a_structured_answer_with_no_sourced_statement_says_the_documents_do_not_answer(
-    kb: KnowledgeBase,
-) -> None:
+async def test_a_statement_that_says_the_documents_do_not_answer_is_an_abstention(kb: KnowledgeBase) -> None:
     async with open_kb(kb) as kb_tools:
         model = ScriptedModel(
             [
-                ScriptedTurn(tool_calls=(search_call("capital of Mongolia"),)),
-                ScriptedTurn(tool_calls=(search_call("Mongolia capital city"),)),
-                ScriptedTurn(statements=(Statement("The capital of Mongolia is Ulaanbaatar.", ()),)),
+                ScriptedTurn(
+                    statements=(
+                        Statement("The documents do not mention the capital of Mongolia."),
+                        quoted("The capital of Mongolia is Ulaanbaatar.", (1, "Ulaanbaatar is the capital")),
+                    )
+                )
             ],
             calls_tools_itself=False,
         )
-        answer = answer_of(await collect(AgentLoop(kb_tools, model, verify="off").run("Capital of Mongolia?")))
+        answer = answer_of(await collect(AgentLoop(kb_tools, model).run("How hot should espresso water be?")))
         assert answer.text == NOT_ANSWERED
         assert answer.citations.unsourced == ["The capital of Mongolia is Ulaanbaatar."]

@@ -39,7 +39,7 @@ from sextant.agent.chat import (
     WebSource,
 )
 from sextant.agent.models.pricing import priced_usage
-from sextant.agent.models.statements import STATEMENTS_SCHEMA, StatementParser
+from sextant.agent.models.statements import StatementParser, statements_schema
 from sextant.agent.settings import AgentSettings
 
 log = logging.getLogger(__name__)
@@ -227,7 +227,7 @@ class GeminiModel:
         )
         if request.answer_format == "statements":
             config.response_mime_type = "application/json"
-            config.response_json_schema = STATEMENTS_SCHEMA
+            config.response_json_schema = statements_schema(request.citable)
         return config
 
     def _output_budget(self, answer_tokens: int) -> dict[str, Any]:

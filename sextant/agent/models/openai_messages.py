@@ -34,7 +34,7 @@ from sextant.agent.chat import (
     Usage,
     UserText,
 )
-from sextant.agent.models.statements import STATEMENTS_INSTRUCTION, StatementParser, statements_schema
+from sextant.agent.models.statements import StatementParser, statements_schema
 
 # llama.cpp's JSON-schema-to-grammar nests one optional rule per allowed character: a maxLength of 2000 (the
 # kb_search query's) crashed the process, 600 ran as fast as none. Tool arguments get a tighter bound: a
@@ -92,7 +92,7 @@ def grammar_safe(schema: Any, max_chars: int) -> Any:
     if not isinstance(schema, dict):
         return schema
     safe = {key: grammar_safe(value, max_chars) for key, value in schema.items()}
-    if safe.get("type") == "string":
+    if safe.get("type") == "string" and "enum" not in safe:
         safe["maxLength"] = min(int(safe.get("maxLength", max_chars)), max_chars)
     if "maxItems" in safe:
         safe["maxItems"] = min(int(safe["maxItems"]), _GRAMMAR_MAX_ITEMS)
@@ -147,8 +147,6 @@ def chat_body(request: ChatRequest, dialect: ResponseFormatDialect) -> dict[str,
     system = request.system
     if tool is not None:
         system = f"{system}\n\n{FORCED_CALL_INSTRUCTION.format(name=tool.name)}"
-    elif request.answer_format == "statements":
-        system = f"{system}\n\n{STATEMENTS_INSTRUCTION}"
     body: dict[str, Any] = {
         "messages": to_openai_messages(system, request.messages),
         "max_tokens": request.max_output_tokens,

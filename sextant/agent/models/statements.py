@@ -1,9 +1,12 @@
 """Structured answers: the JSON schema every adapter asks for, and a parser that finds statements as they stream.
 
-The model answers ``{"statements": [{"text": ..., "sources": [3, 5]}, ...]}``; the backend, not the model,
-writes the ``[n]`` markers. ``StatementParser`` yields each statement as soon as its closing brace arrives,
-so the first claim reaches the browser before the last is written, and a reply cut off by the token limit
-still keeps every statement it completed (the unfinished tail is dropped, never an error).
+The model answers ``{"statements": [{"text": ..., "evidence": [{"passage": 3, "quote": "words of passage
+3"}]}]}``, or ``{"statements": []}`` when the passages do not answer. The backend, not the model, checks each
+quote against its passage and writes the ``[n]`` markers (``sextant.agent.grounding``).
+
+``StatementParser`` yields each statement as soon as its closing brace arrives, so the first claim reaches
+the browser before the last is written, and a reply cut off by the token limit still keeps every statement
+it completed (the unfinished tail is dropped, never an error).
 
 Use::
 
@@ -13,8 +16,8 @@ Use::
             ...  # a complete Statement
     everything = parser.statements
 
-or ``parse_statements(text)`` on a whole reply. Ask for ``STATEMENTS_SCHEMA``, or ``statements_schema(citable)``
-to allow only the labels of the passages shown.
+or ``parse_statements(text)`` on a whole reply. Ask for ``statements_schema(citable)`` to allow only the
+labels of the passages shown.
 """
 
 from __future__ import annotations
@@ -24,56 +27,54 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from sextant.agent.chat import Statement
+from sextant.agent.chat import Quote, Statement
 
-MAX_STATEMENTS = 8
+MAX_STATEMENTS = 6
 MAX_SOURCES = 6
 MAX_TEXT_CHARS = 600
+MAX_QUOTE_CHARS = 400
 
 
 def statements_schema(citable: Sequence[int] = ()) -> dict[str, Any]:
-    """The answer's JSON schema; with ``citable``, a source must be one of those labels."""
+    """The answer's JSON schema; with ``citable``, a quote must name one of those labels."""
     label: dict[str, Any] = (
         {"type": "integer", "enum": sorted(set(citable))} if citable else {"type": "integer", "minimum": 1}
     )
-    return {
+    evidence = {
+        "type": "object",
+        "properties": {"passage": label, "quote": {"type": "string", "minLength": 1, "maxLength": MAX_QUOTE_CHARS}},
+        "required": ["passage", "quote"],
+    }
+    item = {
         "type": "object",
         "properties": {
-            "statements": {
-                "type": "array",
-                "minItems": 1,
-                "maxItems": MAX_STATEMENTS,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS},
-                        "sources": {"type": "array", "maxItems": MAX_SOURCES, "items": label},
-                    },
-                    "required": ["text", "sources"],
-                },
-            }
+            "text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS},
+            "evidence": {"type": "array", "minItems": 1, "maxItems": MAX_SOURCES, "items": evidence},
         },
+        "required": ["text", "evidence"],
+    }
+    return {
+        "type": "object",
+        "properties": {"statements": {"type": "array", "maxItems": MAX_STATEMENTS, "items": item}},
         "required": ["statements"],
     }
 
 
-STATEMENTS_SCHEMA = statements_schema()
-
 STATEMENTS_INSTRUCTION = (
-    'Answer with JSON only: {"statements": [{"text": "<one short sentence>", "sources": [<passage numbers>]}]}. '
-    "Each statement answers the question from the passages; its sources are the numbers of the passages that "
-    "say it. If the passages do not answer the question, give one statement saying so, with no sources."
+    'Answer with JSON only: {"statements": [{"text": "<one short sentence>", "evidence": [{"passage": <number>, '
+    '"quote": "<the exact words of that passage that say it>"}]}]}. Each statement answers the question from '
+    "the passages; each quote is copied word for word from the passage it names, and a statement cites only "
+    'the passages that say it. If the passages do not answer the question, answer {"statements": []}.'
 )
-
 _ARRAY_START = re.compile(r'"statements"\s*:\s*\[')
 
 
 class StatementParser:
     """Feed streamed JSON text; each call returns the statements completed by that piece.
 
-    At most ``MAX_STATEMENTS`` are returned; items that are not ``{"text": str, "sources": [int]}`` are
-    skipped, and so is a text already stated (small models repeat a sentence with other sources); sources
-    are deduplicated and kept only when positive.
+    At most ``MAX_STATEMENTS`` are returned; items of neither shape are skipped, and so is a text already
+    stated (small models repeat a sentence with other evidence); quotes are deduplicated and kept only with
+    a positive label.
     """
 
     def __init__(self) -> None:
@@ -142,13 +143,17 @@ def _statement(raw: str) -> Statement | None:
         item = json.loads(raw)
     except json.JSONDecodeError:
         return None
-    text = item.get("text") if isinstance(item, dict) else None
+    if not isinstance(item, dict):
+        return None
+    text = item.get("text")
     if not isinstance(text, str) or not text.strip():
         return None
-    sources = item.get("sources")
-    labels = (
-        [s for s in sources if isinstance(s, int) and not isinstance(s, bool) and s > 0]
-        if isinstance(sources, list)
-        else []
-    )
-    return Statement(text.strip(), tuple(dict.fromkeys(labels)))
+    quotes: list[Quote] = []
+    evidence = item.get("evidence")
+    for entry in evidence if isinstance(evidence, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        label, words = entry.get("passage"), entry.get("quote")
+        if isinstance(label, int) and not isinstance(label, bool) and label > 0 and isinstance(words, str):
+            quotes.extend([Quote(label, words.strip())] if words.strip() else [])
+    return Statement(text.strip(), tuple(dict.fromkeys(quotes)))

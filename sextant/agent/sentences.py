@@ -1,0 +1,125 @@
+"""Passages as quotable sentences, and the sentences that best match a question.
+
+A small model that must quote chooses among sentences the backend cut, rather than copying text freely;
+it reads only the sentences that share words with the question (and their neighbours), which also makes
+its prompt shorter. Excerpt mode (no model) answers with the same best sentences.
+
+Sentences end at ``.``/``!``/``?`` before a capital, digit or opening mark, and at paragraph breaks;
+Markdown headings, list items and table rows are units of their own. A single line break inside a
+paragraph (a PDF's hard wrap) does not end a sentence.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sextant.agent.evidence import MIN_QUOTE_CHARS
+
+_BREAK = re.compile(
+    r"\n[ \t]*\n"  # a paragraph break
+    r"|\n(?=[ \t]*(?:#{1,6}\s|[-*+]\s|\d{1,3}[.)]\s|\|))"  # a line that starts a heading, item or table row
+    r"|(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])"  # a sentence end before a capital or digit
+)
+_HEADING = re.compile(r"^\s*#{1,6}\s")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# Words that say nothing about what a question asks for.
+_STOPWORDS = frozenset(
+    re.findall(
+        r"\w+",
+        """a an and are as at be been being but by can could did do does doing for from had has have how i if in
+        into is it its may me might must my no nor not of on or our should so such than that the their them then
+        there these they this those to too under until up very was we were what when where which while who whom
+        why will with would you your about after again all also any before both each few more most other over
+        own same some only out off once here just shall get got use used using one""",
+    )
+)
+MAX_SENTENCE_CHARS = 400
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """``passage_text[start:end]`` of one passage, and that text with its whitespace reflowed."""
+
+    label: int
+    start: int
+    end: int
+    text: str
+
+
+def split(label: int, text: str) -> list[Sentence]:
+    """The quotable sentences of one passage, headings left out."""
+    sentences: list[Sentence] = []
+    start = 0
+    for match in [*_BREAK.finditer(text), None]:
+        end = match.start() if match is not None else len(text)
+        piece = text[start:end]
+        lead = len(piece) - len(piece.lstrip())
+        body = piece.strip()
+        if body and not _HEADING.match(body):
+            flat = " ".join(body.split())
+            if len(flat) >= MIN_QUOTE_CHARS and len(flat) <= MAX_SENTENCE_CHARS:
+                sentences.append(Sentence(label, start + lead, start + lead + len(body), flat))
+        if match is not None:
+            start = match.end()
+    return sentences
+
+
+def terms(text: str) -> list[str]:
+    """Content words, lower-cased and crudely stemmed, so 'descaling' meets 'descale'."""
+    return [_stem(word) for word in _WORD.findall(text.casefold()) if word not in _STOPWORDS]
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ings", "ing", "edly", "ed", "es", "s", "ly", "e"):
+        if len(word) - len(suffix) >= 4 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+@dataclass(frozen=True)
+class Scored:
+    sentence: Sentence
+    score: float  # summed weight of the question's terms the sentence holds
+    coverage: float  # that weight as a share of all the question's term weight
+
+
+def rank(question: str, sentences: Sequence[Sentence]) -> list[Scored]:
+    """``sentences`` by how much of the question's vocabulary they hold, rarest words weighing most.
+
+    Weights are inverse sentence frequencies over ``sentences`` themselves: a word every passage shares
+    (the manual's subject) tells less than the one word that names what is asked.
+    """
+    asked = set(terms(question))
+    if not asked or not sentences:
+        return [Scored(s, 0.0, 0.0) for s in sentences]
+    bags = [set(terms(s.text)) for s in sentences]
+    frequency: Counter[str] = Counter(t for bag in bags for t in bag & asked)
+    weight = {t: math.log(1 + (len(sentences) + 1) / (frequency[t] + 0.5)) for t in asked}
+    total = sum(weight.values())
+    scored = [
+        Scored(s, sum(weight[t] for t in bag & asked), sum(weight[t] for t in bag & asked) / total)
+        for s, bag in zip(sentences, bags, strict=True)
+    ]
+    order = sorted(range(len(scored)), key=lambda i: (-scored[i].score, i))
+    return [scored[i] for i in order]
+
+
+def candidates(question: str, passages: Iterable[tuple[int, str]], limit: int) -> list[Sentence]:
+    """The ``limit`` sentences that best match ``question``, each passage's best first, in reading order.
+
+    Sentences sharing no content word with the question are left out, unless no sentence shares one.
+    """
+    every = [s for label, text in passages for s in split(label, text)]
+    scored = rank(question, every)
+    ranked = [r.sentence for r in scored if r.score > 0] or [r.sentence for r in scored]
+    picked: list[Sentence] = []
+    for sentence in ranked:
+        if all(p.label != sentence.label for p in picked):
+            picked.append(sentence)
+    picked += [s for s in ranked if s not in picked]
+    position = {id(s): i for i, s in enumerate(every)}
+    return sorted(picked[: max(limit, 0)], key=lambda s: position[id(s)])
