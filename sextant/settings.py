@@ -16,6 +16,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Renamed when the project became Sextant; a leftover old name must not silently do nothing.
 LEGACY_PREFIX = "AGENTICRAG_"
+
+
+def default_threads() -> int:
+    """The machine's cores, at most 4: one thread where two are free made the local model's answer slower."""
+    return min(os.cpu_count() or 1, 4)
 PREFIX = "SEXTANT_"
 
 
@@ -77,7 +82,9 @@ class KbSettings(BaseSettings):
         default="INFO", description="Log level of messages on stderr."
     )
     log_format: Literal["text", "json"] = Field(default="text", description="Log line format on stderr.")
-    threads: int = Field(default=1, ge=1, le=64, description="CPU threads for embedding and reranking.")
+    threads: int = Field(
+        default_factory=default_threads, ge=1, le=64, description="CPU threads for embedding and reranking."
+    )
     parse_timeout_s: float = Field(
         default=20.0, gt=0, le=3600, description="Seconds one file may take to parse (in a worker process)."
     )

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from sextant.settings import PREFIX, default_data_path, load_from_environment
+from sextant.settings import PREFIX, default_data_path, default_threads, load_from_environment
 
 Provider = Literal["auto", "gemini", "local", "openai", "none"]
 
@@ -53,7 +52,7 @@ class AgentSettings(BaseSettings):
         description="Folder of local model files. Default: <repo>/models in a checkout, else the user-data folder.",
     )
     threads: int = Field(
-        default_factory=lambda: min(os.cpu_count() or 1, 4),
+        default_factory=default_threads,
         ge=1,
         le=64,
         description="CPU threads for embedding, reranking and llama.cpp. Default: the cores, at most 4.",

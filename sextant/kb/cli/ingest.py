@@ -156,7 +156,9 @@ def ingest_paths(
             owners[doc_id] = path
             try:
                 doc = parser.parse_file(path)
-                outcome = kb.ingest(doc_id, doc, source=str(path.resolve()), category=category)
+                # A PDF's bytes are kept beside the store, so a cited page can be shown as the page itself.
+                original = path.read_bytes() if path.suffix.lower() == ".pdf" else None
+                outcome = kb.ingest(doc_id, doc, source=str(path.resolve()), category=category, original=original)
             except LoadError as exc:
                 summary.refused.append((str(path), exc.reason))
             except (KnowledgeBaseError, StoreError) as exc:

@@ -78,3 +78,19 @@ def test_a_file_over_the_size_limit_is_refused_naming_the_limit(
     assert _run([str(tmp_path / "short.md"), str(tmp_path / "long.md")]) == 1
     out = capsys.readouterr().out
     assert "1 added" in out and "more than SEXTANT_MAX_FILE_BYTES=64" in out
+
+
+def test_an_ingested_pdf_keeps_its_original_for_page_images(store: Path, tmp_path: Path, embedder: Embedder) -> None:
+    import pymupdf
+
+    pdf = pymupdf.open()
+    pdf.new_page().insert_text((72, 72), "Descale the espresso machine every two months.")
+    path = tmp_path / "manual.pdf"
+    pdf.save(path)
+    (tmp_path / "notes.md").write_text("# Notes\n\nNothing to keep here.\n", encoding="utf-8")
+
+    assert _run([str(path), str(tmp_path / "notes.md")]) == 0
+    kb = KnowledgeBase.open(KbSettings(chroma_dir=store, _env_file=None), embedder=embedder)  # type: ignore[call-arg]
+    kept = kb.originals.get("manual")
+    assert kept is not None and kept.read_bytes() == path.read_bytes()
+    assert kb.originals.get("notes") is None
