@@ -1,8 +1,10 @@
 // End to end in headless Chromium against the real agent with the REAL LOCAL MODEL (llama.cpp,
 // SmolLM2-135M from models/, one thread, verification off), the real sextant-kb subprocess and a
 // store holding one committed document (the espresso machine manual, a PDF with page labels).
-// SmolLM2 is weak but fast; the test checks the code path (a written answer, the forced search,
-// citations that open the passages the model was shown), not the answer's quality.
+// SmolLM2 is weak but fast; the test checks the code path (a written answer, the loop's forced search,
+// citations that open the passages the model was shown with their quotes marked), not the answer's quality.
+// Every statement's quote is checked against its passage before a label is kept, so the 135M model may
+// well be left with nothing to say: then the answer is the abstention sentence, with no [n] at all.
 // Run: npm run e2e   (after `npm run build`; scripts/test_frontend.sh does both)
 import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
@@ -11,6 +13,10 @@ import { LOCAL_MODEL, MODELS_DIR, startStack, step as runStep } from "./harness.
 
 const DOCUMENT = "espresso-maintenance.pdf";
 const QUESTION = "How often should the espresso machine be descaled?";
+const NOT_ANSWERED = "The documents do not answer this question.";
+// The shortest quote the backend counts as evidence (sextant.agent.evidence.MIN_QUOTE_CHARS).
+const MIN_QUOTE_CHARS = 8;
+const flat = (text) => text.replace(/\s+/g, " ").trim();
 // Loading the model and answering on one busy CPU thread: generous, and no wall-clock assertions.
 const WAIT = { timeout: 300_000 };
 let stack;
@@ -31,7 +37,7 @@ after(async () => {
 
 const step = (name, body) => runStep(stack, { "local-": page }, name, body);
 
-test("the local model answers, its forced search is in the trace, and its [n] opens a page-labelled passage", { timeout: 600_000 }, () =>
+test("the local model answers (or abstains), its forced search is in the trace, and each [n] opens its marked quote", { timeout: 600_000 }, () =>
   step("answer", async () => {
     // The model is configured: /health says so, and no "no model" banner appears once the page has read it.
     const health = page.waitForResponse((r) => new URL(r.url()).pathname === "/health", WAIT);
@@ -72,21 +78,34 @@ test("the local model answers, its forced search is in the trace, and its [n] op
     }
     assert.ok(shown.size >= 1, "the search showed the model at least one passage");
 
-    // Every [n] the model wrote is a control that opens a shown espresso passage with that page label.
+    // Either every [n] opens a shown espresso passage with its quote marked, or the answer abstains with no [n].
     const citations = answer.locator("button[data-citation]");
     const count = await citations.count();
-    assert.ok(count >= 1, "the answer cites at least one passage with an [n] control");
     assert.equal(await answer.locator("[data-dangling]").count(), 0, "no label without a passage");
+    if (count === 0) {
+      assert.ok(text.includes(NOT_ANSWERED), `an answer with no [n] is the abstention sentence (${text})`);
+      return;
+    }
     for (let i = 0; i < count; i++) {
       const label = await citations.nth(i).getAttribute("data-citation");
       assert.ok(shown.has(label), `[${label}] is one of the shown passages (${[...shown.keys()]})`);
+      const evidenced = Number((await citations.nth(i).getAttribute("data-evidence")) ?? 0);
+      assert.ok(evidenced > 0, `[${label}] carries the quote that was found in its passage`);
       await citations.nth(i).click();
       const viewer = page.getByTestId("passage-viewer");
       await viewer.waitFor();
       assert.match(await page.locator("dialog[open] h2").innerText(), new RegExp(`^\\[${label}\\]`));
       assert.match(await viewer.getByTestId("passage-document").innerText(), /Espresso Machine/);
       assert.equal((await viewer.getByTestId("passage-page").innerText()).trim().split(" ")[0], shown.get(label));
-      assert.ok((await viewer.getByTestId("passage-text").innerText()).trim().length > 0);
+      const passageText = viewer.getByTestId("passage-text");
+      const whole = flat(await passageText.innerText()).toLowerCase();
+      assert.ok(whole.length > 0);
+      // The statement's quote is highlighted, and what is highlighted is the passage's own text.
+      const marks = passageText.locator("mark[data-evidence]");
+      assert.ok((await marks.count()) >= 1, `[${label}] opens with its quote marked`);
+      const marked = flat((await marks.allInnerTexts()).join(" "));
+      assert.ok(marked.length >= MIN_QUOTE_CHARS, `the marked quote is a real quote (${marked})`);
+      for (const m of await marks.allInnerTexts()) assert.ok(whole.includes(flat(m).toLowerCase()), `the mark "${m}" is passage text`);
       await page.keyboard.press("Escape");
       await viewer.waitFor({ state: "detached" });
     }

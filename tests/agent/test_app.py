@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from sextant.agent.app import create_app
 from sextant.agent.budget import DailyBudget
-from sextant.agent.chat import Usage
+from sextant.agent.chat import Quote, Statement, Usage
 from sextant.agent.models.factory import ModelChoice
 from sextant.agent.models.scripted import ScriptedModel, ScriptedTurn, search_call
 from sextant.agent.settings import AgentSettings
@@ -23,7 +23,12 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 ESPRESSO = "# Espresso\n\nA double shot uses 18 grams of finely ground coffee and takes 25 to 30 seconds."
-VERIFIED = {"results": [{"statement": 0, "supported": True}], "addresses_question": True}
+READY = ScriptedTurn(text="READY")
+DOSE = "18 grams of finely ground coffee"
+
+
+def quoted(text: str, *quotes: tuple[int, str]) -> Statement:
+    return Statement(text, tuple(Quote(label, words) for label, words in quotes))
 
 
 def agent_settings(**overrides: Any) -> AgentSettings:
@@ -71,8 +76,8 @@ def parse_sse(wire: str) -> list[tuple[str, dict[str, Any]]]:
 def test_query_returns_a_cited_answer_with_its_sources_usage_and_trace(client_for: Any) -> None:
     model = scripted(
         ScriptedTurn(tool_calls=(search_call("double shot coffee grams"),), usage=Usage(100, 5, cost_usd=0.001)),
-        ScriptedTurn(text="A double uses 18 grams [1].", usage=Usage(200, 9, cost_usd=0.002)),
-        json_replies=[VERIFIED],
+        READY,
+        ScriptedTurn(statements=(quoted("A double uses 18 grams.", (1, DOSE)),), usage=Usage(200, 9, cost_usd=0.002)),
     )
     client = client_for(model)
     response = client.post("/query", json={"question": "How much coffee in a double shot?"})
@@ -80,6 +85,10 @@ def test_query_returns_a_cited_answer_with_its_sources_usage_and_trace(client_fo
     body = response.json()
     assert body["mode"] == "model" and body["answer"] == "A double uses 18 grams [1]."
     assert body["sources"][0]["label"] == 1 and "18 grams" in body["sources"][0]["text"]
+    [statement] = body["statements"]
+    [evidence] = statement["evidence"]
+    assert (evidence["label"], evidence["quote"]) == (1, DOSE)
+    assert body["sources"][0]["text"][evidence["start"] : evidence["end"]] == DOSE
     assert body["usage"]["cost_usd"] == pytest.approx(0.003)
     assert [t["event"] for t in body["trace"]] == ["tool_call", "tool_result"]
     assert body["request_id"] == response.headers["x-request-id"]
@@ -89,8 +98,13 @@ def test_query_returns_a_cited_answer_with_its_sources_usage_and_trace(client_fo
 def test_the_stream_is_server_sent_events_on_the_wire(client_for: Any) -> None:
     model = scripted(
         ScriptedTurn(tool_calls=(search_call("espresso grams"),)),
-        ScriptedTurn(text="Use 18 grams [1] and not [4]."),
-        json_replies=[VERIFIED],
+        READY,
+        ScriptedTurn(
+            statements=(
+                quoted("Use 18 grams.", (1, DOSE), (4, "a passage never shown")),
+                quoted("Tamp hard.", (1, "tamp with thirty pounds")),
+            )
+        ),
     )
     client = client_for(model)
     with client.stream("POST", "/query/stream", json={"question": "espresso dose?"}) as response:
@@ -100,10 +114,13 @@ def test_the_stream_is_server_sent_events_on_the_wire(client_for: Any) -> None:
     names = [name for name, _ in frames]
     assert names[:3] == ["tool_call", "tool_result", "sources"]
     assert names[-2:] == ["answer", "done"]
-    assert ("citation", {"event": "citation", "label": 4, "valid": False}) in frames
+    # A label is kept only where its quote was found: unshown [4] and the unfound quote never reach the wire.
+    assert [d for n, d in frames if n == "citation"] == [{"event": "citation", "label": 1, "valid": True}]
+    assert [d["statement"]["text"] for n, d in frames if n == "statement"] == ["Use 18 grams."]
     answer = dict(frames)["answer"]
-    assert answer["citations"]["dangling"] == [4] and "[4]" not in answer["text"]
-    assert "".join(d["text"] for n, d in frames if n == "token") == "Use 18 grams [1] and not [4]."
+    assert answer["citations"]["dangling"] == [] and answer["citations"]["unsourced"] == ["Tamp hard."]
+    assert answer["text"] == "Use 18 grams [1]."
+    assert "".join(d["text"] for n, d in frames if n == "token") == "Use 18 grams [1]."
 
 
 def test_request_ids_are_honoured_or_minted(client_for: Any) -> None:
@@ -134,8 +151,8 @@ def test_the_rate_limit_answers_429_but_never_on_health(client_for: Any) -> None
 def test_a_spent_budget_answers_429_until_midnight_utc(client_for: Any) -> None:
     model = scripted(
         ScriptedTurn(tool_calls=(search_call("espresso"),), usage=Usage(cost_usd=0.02)),
-        ScriptedTurn(text="18 grams [1].", usage=Usage(cost_usd=0.02)),
-        json_replies=[VERIFIED],
+        READY,
+        ScriptedTurn(statements=(quoted("18 grams.", (1, DOSE)),), usage=Usage(cost_usd=0.02)),
     )
     client = client_for(model, daily_budget_usd=0.03)
     assert client.post("/query", json={"question": "espresso?"}).json()["mode"] == "model"

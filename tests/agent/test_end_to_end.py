@@ -55,4 +55,11 @@ def test_a_question_is_answered_by_the_local_model_with_citations_from_the_real_
     assert all(f"[{n}]" not in body["answer"] for n in body["citations"]["dangling"])
     cited = {int(n) for n in __import__("re").findall(r"\[(\d+)\]", body["answer"])}
     assert cited <= labels
+    # Each [n] stands for a quote found in passage n, at its span; with none found the answer abstains.
+    texts = {source["label"]: source["text"] for source in body["sources"]}
+    evidence = [e for statement in body["statements"] for e in statement["evidence"]]
+    assert {e["label"] for e in evidence} == cited
+    assert all(texts[e["label"]][e["start"] : e["end"]] == e["quote"] for e in evidence)
+    if not cited:
+        assert body["answer"] == "The documents do not answer this question."
     assert body["usage"]["output_tokens"] > 0 and body["usage"]["cost_usd"] == 0

@@ -17,10 +17,11 @@ from sextant.agent.models.scripted import ScriptedTurn, search_call
 from sextant.agent.settings import AgentSettings
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import create_server
-from tests.agent.test_app import ESPRESSO, VERIFIED, agent_settings, scripted
+from tests.agent.test_app import DOSE, ESPRESSO, READY, agent_settings, quoted, scripted
 
 pytestmark = pytest.mark.slow
 
+VERIFIED = {"results": [{"statement": 0, "supported": True}], "addresses_question": True}
 SECRET = "s3cret-from-the-proxy-0123456789"
 
 
@@ -63,10 +64,12 @@ def test_metrics_count_requests_by_route_and_time_each_stage_and_report_spend(
 ) -> None:
     model = scripted(
         ScriptedTurn(tool_calls=(search_call("double shot coffee grams"),), usage=Usage(100, 5, cost_usd=0.001)),
-        ScriptedTurn(text="A double uses 18 grams [1].", usage=Usage(200, 9, cost_usd=0.002)),
+        READY,
+        ScriptedTurn(statements=(quoted("A double uses 18 grams.", (1, DOSE)),), usage=Usage(200, 9, cost_usd=0.002)),
         json_replies=[VERIFIED],
     )
-    with _client(kb, tmp_path, model) as client:
+    # The verification pass is off by default; on here so its model_json stage is timed too.
+    with _client(kb, tmp_path, model, verify="mark") as client:
         client.post("/ingest", json={"documents": [{"id": "espresso", "title": "Espresso", "content": ESPRESSO}]})
         assert client.post("/query", json={"question": "How much coffee in a double shot?"}).status_code == 200
         assert client.get("/documents/espresso/pages/9").status_code == 404
@@ -82,7 +85,7 @@ def test_metrics_count_requests_by_route_and_time_each_stage_and_report_spend(
     page_route = (("method", "GET"), ("route", "/documents/{doc_id}/pages/{number}"), ("status", "404"))
     assert samples[("sextant_http_requests_total", page_route)] == 1
     assert samples[("sextant_stage_seconds_count", (("stage", "tool:kb_search"),))] == 1
-    assert samples[("sextant_stage_seconds_count", (("stage", "model_turn"),))] == 2
+    assert samples[("sextant_stage_seconds_count", (("stage", "model_turn"),))] == 3  # search, ready, statements
     assert samples[("sextant_stage_seconds_count", (("stage", "kb:lexical"),))] == 1
     assert samples[("sextant_stage_seconds_count", (("stage", "model_json"),))] == 1
     assert samples[("sextant_spend_today_usd", ())] == pytest.approx(0.003)

@@ -8,6 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from sextant.agent.chat import Quote, Statement
 from sextant.agent.models.scripted import ScriptedModel, ScriptedTurn, search_call
 from sextant.evals.agent_eval import answer_summary, ask_all, grade_runs, judge_rows, write_jsonl
 from sextant.evals.golden import Question, Target
@@ -19,6 +20,7 @@ from sextant.settings import KbSettings
 
 pytestmark = pytest.mark.slow
 
+READY = ScriptedTurn(text="READY")
 ESPRESSO = "A double shot of espresso uses 18 grams of finely ground coffee."
 TAXES = "Sales tax returns are filed quarterly, by the 20th day of the second month."
 
@@ -35,9 +37,17 @@ def test_the_agent_is_graded_on_what_its_searches_returned_and_how_it_cited(tmp_
     model = ScriptedModel(
         [
             ScriptedTurn(tool_calls=(search_call("double espresso coffee grams"),)),
-            ScriptedTurn(text="A double uses 18 grams of coffee [1]. It tastes strong and bitter [9]."),
+            READY,
+            ScriptedTurn(
+                statements=(
+                    Statement("A double uses 18 grams of coffee.", (Quote(1, "18 grams of finely ground coffee"),)),
+                    # Passage 9 was never shown: the quote is not looked for and the statement is dropped.
+                    Statement("It tastes strong and bitter.", (Quote(9, "strong and bitter"),)),
+                )
+            ),
             ScriptedTurn(tool_calls=(search_call("lattice quantum chromodynamics"),)),
-            ScriptedTurn(text="The documents do not answer this question."),
+            READY,
+            ScriptedTurn(statements=()),
         ]
     )
     seen: list[str] = []
@@ -47,12 +57,21 @@ def test_the_agent_is_graded_on_what_its_searches_returned_and_how_it_cited(tmp_
     report = grade_runs("agent", runs)
     assert report.metrics["hit@1"] == 1.0  # the espresso passage was the first one numbered
     summary = answer_summary(runs)
-    assert summary["dangling_labels"] == 1 and summary["label_validity"] == 0.5
+    # The claim citing unshown passage 9 was dropped before it was written: no dangling label reaches the answer.
+    assert summary["dangling_labels"] == 0 and summary["label_validity"] == 1.0
+    assert summary["statements"] == 1 and summary["citation_precision"] == 1.0
+    assert summary["labels_per_statement"] == 1.0
+    assert summary["answer_p50_s"] is not None and summary["grounded_turn_p50_s"] is not None
+    first = runs[0].answer
+    assert first is not None and first.text == "A double uses 18 grams of coffee [1]."
+    assert first.citations.unsourced == ["It tastes strong and bitter."]
+    assert first.statements[0].evidence[0].quote == "18 grams of finely ground coffee"
     assert summary["abstained_on_unanswerable"] == 1.0 and summary["abstained_on_answerable"] == 0.0
 
     answers = tmp_path / "answers.jsonl"
     write_jsonl(answers, judge_rows(runs))
     rows = [json.loads(line) for line in answers.read_text().splitlines()]
     assert rows[0]["passages"]["1"] == ESPRESSO and "[9]" not in rows[0]["answer"]
+    assert [s["text"] for s in rows[0]["statements"]] == ["A double uses 18 grams of coffee."]
     lines, failed = judge_file(answers)
-    assert failed == 1 and "uncited claim" in lines[0]  # the second claim lost its only label
+    assert failed == 0, lines  # the unsupported claim never reached the answer, so nothing is left uncited

@@ -16,6 +16,7 @@ from sextant.agent.chat import (
     ChatRequest,
     ModelError,
     ModelTurn,
+    Quote,
     Statement,
     StatementDone,
     TextDelta,
@@ -29,7 +30,7 @@ from sextant.agent.chat import (
 )
 from sextant.agent.models.gemini import GeminiModel
 from sextant.agent.models.pricing import PRICES, UNKNOWN_MODEL_PRICE, price_of
-from sextant.agent.models.statements import STATEMENTS_SCHEMA
+from sextant.agent.models.statements import statements_schema
 from sextant.agent.settings import AgentSettings
 from tests.agent.gemini_protocol_server import (
     GeminiProtocolServer,
@@ -359,27 +360,44 @@ async def test_statements_are_asked_for_by_schema_and_yielded_as_they_complete(
     gemini_server: GeminiProtocolServer, model: GeminiModel
 ) -> None:
     gemini_server.enqueue(
-        response(text_part('{"statements": [{"text": "Descale {monthly} with \\"care\\".", "sources": [1]}, {"te')),
-        response(text_part('xt": "Use citric acid — not vinegar.", "sources": [2, 3]}]}')),
+        response(
+            text_part(
+                '{"statements": [{"text": "Descale {monthly} with \\"care\\".", '
+                '"evidence": [{"passage": 1, "quote": "descale monthly"}]}, {"te'
+            )
+        ),
+        response(
+            text_part(
+                'xt": "Use citric acid — not vinegar.", "evidence": [{"passage": 2, "quote": "citric acid"}, '
+                '{"passage": 3, "quote": "not vinegar"}]}]}'
+            )
+        ),
         response(finish_reason="STOP"),
         gate_after=1,
     )
-    stream = model.stream(ask(answer_format="statements", tool_choice="none", tools=TOOLS))
+    stream = model.stream(ask(answer_format="statements", tool_choice="none", tools=TOOLS, citable=(1, 2, 3)))
     first = await anext(stream)
-    assert first == StatementDone(Statement('Descale {monthly} with "care".', (1,)))
+    descale = Statement('Descale {monthly} with "care".', (Quote(1, "descale monthly"),))
+    assert first == StatementDone(descale)
     assert gemini_server.frames_sent == 1
     gemini_server.release()
     events = [first] + [event async for event in stream]
 
     assert not any(isinstance(e, TextDelta) for e in events)
-    expected = (Statement('Descale {monthly} with "care".', (1,)), Statement("Use citric acid — not vinegar.", (2, 3)))
+    acid = Statement("Use citric acid — not vinegar.", (Quote(2, "citric acid"), Quote(3, "not vinegar")))
+    expected = (descale, acid)
+    assert [s.sources for s in expected] == [(1,), (2, 3)]
     assert tuple(e.statement for e in events if isinstance(e, StatementDone)) == expected
     end = ending(events)
     assert end.statements == expected
     assert end.turn.text == 'Descale {monthly} with "care". Use citric acid — not vinegar.'
     config = gemini_server.last_body()["generationConfig"]
     assert config["responseMimeType"] == "application/json"
-    assert wire(config, "responseJsonSchema") == STATEMENTS_SCHEMA
+    schema = wire(config, "responseJsonSchema")
+    assert schema == statements_schema((1, 2, 3))
+    assert schema["properties"]["statements"]["items"]["properties"]["evidence"]["items"]["properties"]["passage"][
+        "enum"
+    ] == [1, 2, 3]
 
 
 async def test_complete_json_returns_the_object_and_its_usage(

@@ -11,6 +11,7 @@ from sextant.agent.chat import (
     ChatRequest,
     ModelError,
     ModelTurn,
+    Quote,
     Statement,
     StatementDone,
     TextDelta,
@@ -95,7 +96,9 @@ def test_a_tool_without_required_arguments_is_called_without_generating() -> Non
 def test_statements_are_asked_for_in_either_json_dialect(dialect: Any, expected: dict[str, str]) -> None:
     body = chat_body(ChatRequest("sys", (QUESTION,), answer_format="statements", max_output_tokens=99), dialect)
     assert body["response_format"].items() >= expected.items()
-    assert body["messages"][0]["content"] == f"sys\n\n{STATEMENTS_INSTRUCTION}"
+    # The instruction is the caller's to write (policies.answer_request): the adapter adds nothing to it.
+    assert body["messages"][0]["content"] == "sys"
+    assert STATEMENTS_INSTRUCTION not in json.dumps(body["messages"])
     assert body["max_tokens"] == 99
     assert "tools" not in body
 
@@ -103,10 +106,10 @@ def test_statements_are_asked_for_in_either_json_dialect(dialect: Any, expected:
 def test_sources_are_limited_to_the_citable_labels() -> None:
     request = ChatRequest("sys", (QUESTION,), answer_format="statements", citable=(3, 1, 3))
     schema = chat_body(request, "json_object")["response_format"]["schema"]
-    assert schema["properties"]["statements"]["items"]["properties"]["sources"]["items"] == {
-        "type": "integer",
-        "enum": [1, 3],
-    }
+    evidence = schema["properties"]["statements"]["items"]["properties"]["evidence"]["items"]
+    assert evidence["properties"]["passage"] == {"type": "integer", "enum": [1, 3]}
+    assert evidence["required"] == ["passage", "quote"]
+    assert evidence["properties"]["quote"]["type"] == "string"
 
 
 def test_grammar_safe_bounds_every_string_and_array() -> None:
@@ -149,14 +152,21 @@ def test_arguments_written_as_content_are_accepted() -> None:
 
 def test_statements_stream_as_they_close_and_end_the_turn() -> None:
     assembler = TurnAssembler(ChatRequest("sys", (QUESTION,), answer_format="statements"))
-    answer = json.dumps({"statements": [{"text": "Every 3 months.", "sources": [1]}, {"text": "Cut", "sources": []}]})
+    answer = json.dumps(
+        {
+            "statements": [
+                {"text": "Every 3 months.", "evidence": [{"passage": 1, "quote": "every three months"}]},
+                {"text": "Cut", "evidence": [{"passage": 2, "quote": "cut"}]},
+            ]
+        }
+    )
     cut = answer[:-8]
     events = [e for piece in (cut[:30], cut[30:]) for e in assembler.add(_chunk(piece))]
-    assert events == [StatementDone(Statement("Every 3 months.", (1,)))]
+    assert events == [StatementDone(Statement("Every 3 months.", (Quote(1, "every three months"),)))]
     usage = {"prompt_tokens": 40, "completion_tokens": 12}
     assembler.add({"choices": [], "usage": usage})
     end = assembler.finish(Usage(output_tokens=2))
-    assert end.statements == (Statement("Every 3 months.", (1,)),)
+    assert end.statements == (Statement("Every 3 months.", (Quote(1, "every three months"),)),)
     assert (end.turn.text, end.usage) == ("Every 3 months.", Usage(input_tokens=40, output_tokens=12))
 
 

@@ -7,76 +7,118 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sextant.agent.chat import Statement
-from sextant.agent.models.statements import MAX_STATEMENTS, StatementParser, parse_statements
+from sextant.agent.chat import Quote, Statement
+from sextant.agent.models.statements import (
+    MAX_STATEMENTS,
+    StatementParser,
+    parse_statements,
+    statements_schema,
+)
 
 ANSWER = (
-    '{"statements": [{"text": "Descale every 3 months.", "sources": [1]}, '
-    '{"text": "Monthly with \\"hard\\" water {or} [soft].", "sources": [1, 2]}]}'
+    '{"statements": [{"text": "Descale every 3 months.", "evidence": [{"passage": 1, "quote": "every 3 months"}]}, '
+    '{"text": "Monthly with \\"hard\\" water {or} [soft].", "evidence": [{"passage": 1, "quote": "hard {water}"}, '
+    '{"passage": 2, "quote": "monthly [soft]"}]}]}'
 )
+DESCALE = Statement("Descale every 3 months.", (Quote(1, "every 3 months"),))
+MONTHLY = Statement('Monthly with "hard" water {or} [soft].', (Quote(1, "hard {water}"), Quote(2, "monthly [soft]")))
 
 
 def test_each_statement_is_returned_when_its_closing_brace_arrives() -> None:
     parser = StatementParser()
-    first_close = ANSWER.index("}")
+    first_close = ANSWER.index("}]}") + 2  # the first statement's own closing brace, after its evidence
     seen = [(i, parser.feed(char)) for i, char in enumerate(ANSWER)]
     emitted = [(i, found) for i, found in seen if found]
-    assert emitted == [
-        (first_close, [Statement("Descale every 3 months.", (1,))]),
-        (len(ANSWER) - 3, [Statement('Monthly with "hard" water {or} [soft].', (1, 2))]),
-    ]
+    assert emitted == [(first_close, [DESCALE]), (len(ANSWER) - 3, [MONTHLY])]
     assert parser.statements == parse_statements(ANSWER)
+    assert MONTHLY.sources == (1, 2)
 
 
 def test_a_truncated_tail_is_dropped() -> None:
     cut = ANSWER[: ANSWER.index("Monthly") + 5]
-    assert parse_statements(cut) == (Statement("Descale every 3 months.", (1,)),)
+    assert parse_statements(cut) == (DESCALE,)
+    inside_evidence = ANSWER[: ANSWER.index("monthly [soft]") + 3]
+    assert parse_statements(inside_evidence) == (DESCALE,)
 
 
 def test_text_around_the_json_is_ignored() -> None:
-    reply = f'```json\n{ANSWER}\n```\nanything after the array {{"text": "x", "sources": []}}'
+    reply = f'```json\n{ANSWER}\n```\nanything after the array {{"text": "x", "evidence": []}}'
     assert [s.text for s in parse_statements(reply)] == [
         "Descale every 3 months.",
         'Monthly with "hard" water {or} [soft].',
     ]
 
 
-def test_malformed_items_are_skipped_and_sources_cleaned() -> None:
-    items = [
-        {"text": "  padded  ", "sources": [2, 2, 0, -1, True, "3", 4]},
-        {"text": "", "sources": [1]},
-        {"sources": [1]},
+def test_malformed_items_are_skipped_and_quotes_cleaned() -> None:
+    evidence = [
+        {"passage": 2, "quote": "  two  "},
+        {"passage": 2, "quote": "two"},  # the same quote again
+        {"passage": 0, "quote": "zero"},
+        {"passage": -1, "quote": "negative"},
+        {"passage": True, "quote": "a boolean"},
+        {"passage": "3", "quote": "a string label"},
+        {"passage": 4, "quote": "   "},
+        {"passage": 4},
         "a bare string",
-        {"text": "no sources key"},
-        {"text": "padded", "sources": [5]},  # the same sentence again
+        {"passage": 4, "quote": "four"},
+    ]
+    items = [
+        {"text": "  padded  ", "evidence": evidence},
+        {"text": "", "evidence": [{"passage": 1, "quote": "one"}]},
+        {"evidence": [{"passage": 1, "quote": "one"}]},
+        "a bare string",
+        {"text": "no evidence key"},
+        {"text": "evidence not a list", "evidence": {"passage": 1, "quote": "one"}},
+        {"text": "padded", "evidence": [{"passage": 5, "quote": "five"}]},  # the same sentence again
     ]
     assert parse_statements(json.dumps({"statements": items})) == (
-        Statement("padded", (2, 4)),
-        Statement("no sources key", ()),
+        Statement("padded", (Quote(2, "two"), Quote(4, "four"))),
+        Statement("no evidence key", ()),
+        Statement("evidence not a list", ()),
     )
+    assert parse_statements(json.dumps({"statements": items}))[0].sources == (2, 4)
+
+
+def test_the_old_sources_shape_carries_no_quotes() -> None:
+    assert parse_statements('{"statements": [{"text": "Descale.", "sources": [1, 2]}]}') == (Statement("Descale.", ()),)
 
 
 def test_at_most_max_statements_are_kept() -> None:
-    items = [{"text": f"claim {i}", "sources": [1]} for i in range(MAX_STATEMENTS + 3)]
+    items = [{"text": f"claim {i}", "evidence": [{"passage": 1, "quote": "q"}]} for i in range(MAX_STATEMENTS + 3)]
     assert len(parse_statements(json.dumps({"statements": items}))) == MAX_STATEMENTS
 
 
 def test_nothing_before_the_statements_key() -> None:
     parser = StatementParser()
     assert parser.feed('{"statem') == []
-    assert parser.feed('ents": [{"text": "a", "sources": []}') == [Statement("a", ())]
+    assert parser.feed('ents": [{"text": "a", "evidence": []}') == [Statement("a", ())]
+
+
+def test_the_schema_allows_only_the_citable_labels() -> None:
+    def label_schema(schema: dict[str, object]) -> object:
+        item = schema["properties"]["statements"]["items"]  # type: ignore[index]
+        assert item["required"] == ["text", "evidence"]
+        return item["properties"]["evidence"]["items"]["properties"]["passage"]
+
+    assert label_schema(statements_schema((3, 1, 3))) == {"type": "integer", "enum": [1, 3]}
+    assert label_schema(statements_schema()) == {"type": "integer", "minimum": 1}
 
 
 texts = st.text(min_size=1, max_size=40).map(str.strip).filter(bool)
+quotes = st.builds(Quote, st.integers(1, 50), texts)
 statements = st.lists(
-    st.builds(Statement, texts, st.lists(st.integers(1, 50), max_size=4, unique=True).map(tuple)),
+    st.builds(Statement, texts, st.lists(quotes, max_size=4, unique=True).map(tuple)),
     max_size=MAX_STATEMENTS,
     unique_by=lambda s: s.text,
 )
 
 
 def _render(answer: list[Statement], indent: int | None, ascii_only: bool) -> str:
-    body = {"statements": [{"text": s.text, "sources": list(s.sources)} for s in answer]}
+    body = {
+        "statements": [
+            {"text": s.text, "evidence": [{"passage": q.label, "quote": q.text} for q in s.quotes]} for s in answer
+        ]
+    }
     return json.dumps(body, indent=indent, ensure_ascii=ascii_only)
 
 

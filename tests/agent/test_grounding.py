@@ -1,0 +1,89 @@
+"""The quote check: a label stays only where its quote stands in a passage the model was shown."""
+
+from __future__ import annotations
+
+from sextant.agent.chat import Quote, Statement
+from sextant.agent.events import AnswerStatement, Evidence
+from sextant.agent.grounding import MARK, check_statement, render
+from sextant.agent.passages import Passage, PassageBook
+
+DESCALE = "Descale the machine\nevery three months with citric acid."
+BOOK = PassageBook(
+    [
+        Passage(label=1, title="Manual", text=DESCALE),
+        Passage(label=2, title="Manual", text="Use filtered water to slow scale."),
+        Passage(label=3, title="A web page", tier="web", text="Descale the machine every week."),
+    ]
+)
+SHOWN = {1, 2, 3}
+
+
+def statement(text: str, *quotes: tuple[int, str]) -> Statement:
+    return Statement(text, tuple(Quote(label, words) for label, words in quotes))
+
+
+def test_a_found_quote_keeps_its_label_and_its_span() -> None:
+    checked = check_statement(statement("Descale every three months.", (1, "every three months")), BOOK, SHOWN, "drop")
+    assert (checked.quotes, checked.found, checked.abstains) == (1, 1, False)
+    assert checked.statement is not None and checked.statement.supported
+    [evidence] = checked.statement.evidence
+    assert evidence.label == 1 and DESCALE[evidence.start : evidence.end] == evidence.quote == "every three months"
+
+
+def test_the_quote_that_travels_is_the_passage_s_own_text() -> None:
+    checked = check_statement(statement("Monthly.", (1, "MACHINE EVERY three")), BOOK, SHOWN, "drop")
+    assert checked.statement is not None
+    assert checked.statement.evidence[0].quote == "machine\nevery three"
+
+
+def test_only_the_quotes_found_keep_their_labels() -> None:
+    checked = check_statement(
+        statement(
+            "Descale with citric acid.", (1, "with citric acid"), (2, "with citric acid"), (1, "with citric acid")
+        ),
+        BOOK,
+        SHOWN,
+        "drop",
+    )
+    assert (checked.quotes, checked.found) == (3, 1)  # passage 2 does not say it; the repeat counts once
+    assert checked.statement is not None and [e.label for e in checked.statement.evidence] == [1]
+
+
+def test_a_statement_with_no_quote_found_is_dropped_or_marked() -> None:
+    unfound = statement("Descale weekly.", (1, "descale weekly with vinegar"))
+    dropped = check_statement(unfound, BOOK, SHOWN, "drop")
+    assert dropped.statement is None and (dropped.quotes, dropped.found, dropped.abstains) == (1, 0, False)
+    marked = check_statement(unfound, BOOK, SHOWN, "mark")
+    assert marked.statement == AnswerStatement(text="Descale weekly.", evidence=[], supported=False)
+    assert check_statement(statement("No quote at all."), BOOK, SHOWN, "drop").statement is None
+
+
+def test_a_label_the_model_was_not_shown_or_never_numbered_is_not_looked_up() -> None:
+    quoted = statement("Descale every three months.", (1, "every three months"))
+    assert check_statement(quoted, BOOK, {2}, "drop").statement is None
+    assert check_statement(statement("x.", (9, "every three months")), BOOK, {9}, "drop").statement is None
+
+
+def test_a_web_passage_is_never_quote_evidence() -> None:
+    checked = check_statement(statement("Weekly.", (3, "descale the machine every week")), BOOK, SHOWN, "drop")
+    assert checked.statement is None and checked.found == 0
+
+
+def test_a_statement_that_says_the_documents_do_not_answer_is_an_abstention() -> None:
+    checked = check_statement(statement("The documents do not answer this question."), BOOK, SHOWN, "mark")
+    assert checked.statement is None and checked.abstains
+
+
+def test_render_writes_each_label_once_before_the_final_stop() -> None:
+    evidence = [
+        Evidence(label=3, quote="a", start=0, end=1),
+        Evidence(label=4, quote="b", start=0, end=1),
+        Evidence(label=3, quote="c", start=2, end=3),
+    ]
+    kept = AnswerStatement(text="Brew at 93 °C.", evidence=evidence, supported=True)
+    assert render(kept, first=True) == "Brew at 93 °C [3][4]."
+    assert render(kept, first=False) == " Brew at 93 °C [3][4]."
+    no_stop = AnswerStatement(text="Brew hot", evidence=evidence[:1], supported=True)
+    assert render(no_stop, first=True) == "Brew hot [3]"
+    unsupported = AnswerStatement(text="Descale weekly.", supported=False)
+    assert render(unsupported, first=True) == "Descale weekly." + MARK

@@ -1,0 +1,93 @@
+"""Passages cut into quotable sentences, and the sentences that best match a question."""
+
+from __future__ import annotations
+
+from sextant.agent.sentences import Sentence, candidates, rank, split
+
+
+def texts(sentences: list[Sentence]) -> list[str]:
+    return [s.text for s in sentences]
+
+
+def test_a_pdf_hard_wrap_inside_a_paragraph_does_not_split() -> None:
+    text = "Descale the machine\nevery three months with\ncitric acid. Rinse twice."
+    assert texts(split(1, text)) == ["Descale the machine every three months with citric acid.", "Rinse twice."]
+
+
+def test_paragraph_breaks_split_and_headings_are_left_out() -> None:
+    text = "# Cleaning\n\nDescale the machine monthly\n\n## Water\n\nUse filtered water always"
+    assert texts(split(1, text)) == ["Descale the machine monthly", "Use filtered water always"]
+
+
+def test_list_items_and_table_rows_are_units_of_their_own() -> None:
+    text = (
+        "Steps to follow\n- rinse the portafilter\n- wipe the steam wand\n| water | 93 degrees |\n| dose | 18 grams |"
+    )
+    assert texts(split(1, text)) == [
+        "Steps to follow",
+        "- rinse the portafilter",
+        "- wipe the steam wand",
+        "| water | 93 degrees |",
+        "| dose | 18 grams |",
+    ]
+
+
+def test_offsets_are_exact_in_the_passage_s_characters() -> None:
+    text = "  ## Intro\n\n  Brew at 93 degrees.\nThen wait\n30 seconds!  Done here now.\n"
+    sentences = split(7, text)
+    assert texts(sentences) == ["Brew at 93 degrees.", "Then wait 30 seconds!", "Done here now."]
+    for sentence in sentences:
+        assert sentence.label == 7
+        assert " ".join(text[sentence.start : sentence.end].split()) == sentence.text
+        assert text[sentence.start : sentence.end] == text[sentence.start : sentence.end].strip()
+    assert text[sentences[1].start : sentences[1].end] == "Then wait\n30 seconds!"
+
+
+def test_too_short_pieces_are_not_sentences() -> None:
+    assert texts(split(1, "Yes. No. Descale the machine.")) == ["Descale the machine."]
+
+
+def test_rare_question_words_weigh_more() -> None:
+    sentences = [
+        *split(1, "The espresso machine is heavy."),
+        *split(2, "The espresso machine is red."),
+        *split(3, "The espresso machine needs descaling monthly."),
+        *split(4, "Descaling is a chore for everyone."),
+        *split(5, "Espresso is served hot."),
+    ]
+    ranked = rank("How often should the espresso machine be descaled?", sentences)
+    assert ranked[0].sentence.label == 3  # holds both the shared words and the rare one
+    # "descal" (2 sentences) is rarer than "espresso" (4): holding only it scores more than holding only that.
+    score = {r.sentence.label: r.score for r in ranked}
+    assert score[4] > score[5] > 0
+    assert all(0.0 <= r.coverage <= 1.0 for r in ranked)
+    assert ranked[0].coverage == max(r.coverage for r in ranked) < 1.0  # "often" is in no sentence
+
+
+def test_a_question_of_only_stopwords_ranks_nothing() -> None:
+    sentences = split(1, "Descale the machine monthly.")
+    assert [(r.score, r.coverage) for r in rank("what is it?", sentences)] == [(0.0, 0.0)]
+
+
+def test_candidates_put_each_passage_s_best_first_within_the_limit_in_reading_order() -> None:
+    passages = [
+        (1, "Grind coffee finely for espresso. Espresso dose is 18 grams of coffee. The hopper holds beans."),
+        (2, "Tamp the espresso firmly. Clean the group head daily."),
+        (3, "Sourdough needs a starter fed twice daily."),
+    ]
+    picked = candidates("espresso coffee dose grams", passages, limit=2)
+    # Passage 1's best sentence and passage 2's best, before passage 1's second best.
+    assert texts(picked) == ["Espresso dose is 18 grams of coffee.", "Tamp the espresso firmly."]
+    more = candidates("espresso coffee dose grams", passages, limit=10)
+    assert texts(more) == [
+        "Grind coffee finely for espresso.",
+        "Espresso dose is 18 grams of coffee.",
+        "Tamp the espresso firmly.",
+    ]  # zero-overlap sentences (the hopper, the group head, sourdough) are left out
+    assert candidates("espresso", passages, limit=0) == []
+
+
+def test_candidates_keep_every_sentence_when_none_shares_a_word() -> None:
+    passages = [(1, "Tamp the coffee firmly. Clean the group head."), (2, "Sourdough needs a starter.")]
+    picked = candidates("lattice chromodynamics", passages, limit=10)
+    assert texts(picked) == ["Tamp the coffee firmly.", "Clean the group head.", "Sourdough needs a starter."]
