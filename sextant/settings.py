@@ -21,6 +21,8 @@ LEGACY_PREFIX = "AGENTICRAG_"
 def default_threads() -> int:
     """The machine's cores, at most 4: one thread where two are free made the local model's answer slower."""
     return min(os.cpu_count() or 1, 4)
+
+
 PREFIX = "SEXTANT_"
 
 

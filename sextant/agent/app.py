@@ -345,6 +345,7 @@ def _loop(state: AgentState) -> AgentLoop:
         budget=state.budget,
         verify=state.settings.verify,
         unsupported=state.settings.unsupported,
+        quotes=state.settings.quotes,
         web_search=state.settings.web_search == "on",
         max_output_tokens=state.settings.max_output_tokens,
     )

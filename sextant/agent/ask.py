@@ -29,7 +29,14 @@ async def ask(question: str, settings: AgentSettings) -> int:
     answer: AnswerEvent | None = None
     streamed: list[str] = []
     async with KbClient(stdio_server(settings.kb_command)) as kb:
-        loop = AgentLoop(kb, choice.model, verify=settings.verify, unsupported=settings.unsupported, max_output_tokens=settings.max_output_tokens)
+        loop = AgentLoop(
+            kb,
+            choice.model,
+            verify=settings.verify,
+            unsupported=settings.unsupported,
+            quotes=settings.quotes,
+            max_output_tokens=settings.max_output_tokens,
+        )
         try:
             async for event in loop.run(question):
                 if isinstance(event, ToolCallEvent):

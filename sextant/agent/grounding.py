@@ -1,8 +1,21 @@
 """The quote check: a statement keeps a label only where its quote stands in that passage.
 
 Deterministic, and the same for every model: a quote is looked up in the passage it names
-(``sextant.agent.evidence``); found, the label stays and the quote's span travels with it; not found, the
-label goes. A statement left with no found quote is dropped, or kept and visibly marked (``unsupported``).
+(``sextant.agent.evidence``); found, and saying what the statement says, the label stays and the quote's
+span travels with it; otherwise the label goes. A statement left with no evidence is dropped, or kept and
+visibly marked (``unsupported``).
+
+"Saying what the statement says": of the content words the statement adds to the question (stemmed,
+``sextant.agent.sentences.terms``), the sentences the quote stands in hold every number and at least half of
+the rest (a paraphrase says "kept" for "keep" and "seven" for "7"). A small model otherwise quotes a real but
+unrelated sentence ("X is a fictional company") beside an invented figure.
+
+One documented tolerance, ``quotes="facts"``: small models write the right fact and then "quote" their own
+sentence rather than the passage's. When no quote is found, the statement still stands on a sentence of a
+passage the model was shown (those it cited first) that holds *every* word the statement adds to the
+question: its numbers, names and other content words (stemmed, ``sextant.agent.sentences.terms``). That
+whole sentence becomes the quote. A statement that adds nothing to the question, or adds a word no single
+sentence holds (an invented year, a name from elsewhere), still finds no evidence.
 """
 
 from __future__ import annotations
@@ -15,9 +28,11 @@ from sextant.agent.chat import Statement
 from sextant.agent.citations import says_not_answered
 from sextant.agent.events import AnswerStatement, Evidence
 from sextant.agent.evidence import locate
-from sextant.agent.passages import PassageBook
+from sextant.agent.passages import Passage, PassageBook
+from sextant.agent.sentences import split, terms
 
 Unsupported = Literal["drop", "mark"]
+QuoteMatch = Literal["exact", "facts"]
 MARK = " _(not found in the passages)_"
 
 
@@ -32,9 +47,16 @@ class Checked:
 
 
 def check_statement(
-    statement: Statement, book: PassageBook, shown: Collection[int], unsupported: Unsupported
+    statement: Statement,
+    book: PassageBook,
+    shown: Collection[int],
+    unsupported: Unsupported,
+    *,
+    question: str = "",
+    quotes: QuoteMatch = "exact",
 ) -> Checked:
     """Find each quote of ``statement`` in the passage it names (only passages the model was shown)."""
+    added = _added(statement, question)
     evidence: list[Evidence] = []
     for quote in statement.quotes:
         passage = book.get(quote.label)
@@ -43,9 +65,16 @@ def check_statement(
         span = locate(quote.text, passage.text)
         if span is None or any(e.label == quote.label and e.start == span.start for e in evidence):
             continue
+        around = " ".join(
+            x.text for x in split(passage.label, passage.text) if x.start < span.end and span.start < x.end
+        )
+        if not _says(added, set(terms(around)) | set(terms(passage.text[span.start : span.end]))):
+            continue
         words = passage.text[span.start : span.end]
         evidence.append(Evidence(label=quote.label, quote=words, start=span.start, end=span.end))
     found = len(evidence)
+    if not evidence and quotes == "facts":
+        evidence = _fact_sentence(statement, added, book, shown)
     if evidence:
         kept = AnswerStatement(text=statement.text, evidence=evidence, supported=True)
         return Checked(kept, len(statement.quotes), found)
@@ -54,6 +83,33 @@ def check_statement(
     if unsupported == "mark":
         return Checked(AnswerStatement(text=statement.text, supported=False), len(statement.quotes), 0)
     return Checked(None, len(statement.quotes), 0)
+
+
+def _added(statement: Statement, question: str) -> set[str]:
+    """The content words of ``statement`` that the question does not already hold."""
+    return set(terms(statement.text)) - set(terms(question))
+
+
+def _says(added: set[str], held: set[str]) -> bool:
+    """Whether words ``held`` by the evidence cover what a statement ``added``: every number, half the rest."""
+    numbers = {t for t in added if any(c.isdigit() for c in t)}
+    words = {t for t in added - numbers if len(t) > 1}
+    return numbers <= held and (not words or 2 * len(words & held) >= len(words))
+
+
+def _fact_sentence(statement: Statement, added: set[str], book: PassageBook, shown: Collection[int]) -> list[Evidence]:
+    """The one sentence that holds every word the statement adds to the question, as its evidence; else []."""
+    if not added:
+        return []
+    passages = [p for label in sorted(shown) if (p := book.get(label)) is not None and p.tier == "kb"]
+    cited = set(statement.sources)
+    ordered: list[Passage] = sorted(passages, key=lambda p: (p.label not in cited, p.label))
+    for passage in ordered:
+        for sentence in split(passage.label, passage.text):
+            if added <= set(terms(sentence.text)):
+                words = passage.text[sentence.start : sentence.end]
+                return [Evidence(label=passage.label, quote=words, start=sentence.start, end=sentence.end)]
+    return []
 
 
 def render(statement: AnswerStatement, *, first: bool) -> str:

@@ -48,7 +48,7 @@ from sextant.agent.events import (
     Verification,
 )
 from sextant.agent.excerpts import excerpt_answer, excerpt_statements
-from sextant.agent.grounding import Unsupported, check_statement, render
+from sextant.agent.grounding import QuoteMatch, Unsupported, check_statement, render
 from sextant.agent.kb_client import KbUnavailable, ToolOutcome
 from sextant.agent.passages import Passage, PassageBook
 from sextant.agent.policies import MAX_TURNS, SEARCH_K, ForcedSearch, Policy, Search, ToolUse
@@ -116,6 +116,7 @@ class AgentLoop:
         budget: Spend | None = None,
         verify: Literal["mark", "drop", "off"] = "off",
         unsupported: Unsupported = "drop",
+        quotes: QuoteMatch = "exact",
         web_search: bool = False,
         max_output_tokens: int = 1024,
     ) -> None:
@@ -124,6 +125,7 @@ class AgentLoop:
         self.budget = budget
         self.verify = verify
         self.unsupported: Unsupported = unsupported
+        self.quotes: QuoteMatch = quotes
         self.web_search = web_search
         self.max_output_tokens = max_output_tokens
 
@@ -229,7 +231,9 @@ class AgentLoop:
 
     def _statement(self, run: _Run, statement: Statement) -> list[AgentEvent]:
         """Check one statement's quotes; a kept one is streamed at once with its evidence."""
-        checked = check_statement(statement, run.book, run.shown, self.unsupported)
+        checked = check_statement(
+            statement, run.book, run.shown, self.unsupported, question=run.question, quotes=self.quotes
+        )
         run.quotes += checked.quotes
         run.quotes_found += checked.found
         if checked.statement is None:

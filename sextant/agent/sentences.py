@@ -5,8 +5,8 @@ it reads only the sentences that share words with the question (and their neighb
 its prompt shorter. Excerpt mode (no model) answers with the same best sentences.
 
 Sentences end at ``.``/``!``/``?`` before a capital, digit or opening mark, and at paragraph breaks;
-Markdown headings, list items and table rows are units of their own. A single line break inside a
-paragraph (a PDF's hard wrap) does not end a sentence.
+Markdown headings, list items and table rows (lines of ``cell | cell``) are units of their own. A single
+line break inside a paragraph (a PDF's hard wrap) does not end a sentence.
 """
 
 from __future__ import annotations
@@ -22,9 +22,11 @@ from sextant.agent.evidence import MIN_QUOTE_CHARS
 _BREAK = re.compile(
     r"\n[ \t]*\n"  # a paragraph break
     r"|\n(?=[ \t]*(?:#{1,6}\s|[-*+]\s|\d{1,3}[.)]\s|\|))"  # a line that starts a heading, item or table row
+    r"|\n(?=[^\n]*\s\|\s)"  # a table row ("cell | cell"), each row its own unit
     r"|(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])"  # a sentence end before a capital or digit
 )
 _HEADING = re.compile(r"^\s*#{1,6}\s")
+_ITEM_NUMBER = re.compile(r"^\d{1,3}[.)]$")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Words that say nothing about what a question asks for.
 _STOPWORDS = frozenset(
@@ -59,6 +61,8 @@ def split(label: int, text: str) -> list[Sentence]:
         piece = text[start:end]
         lead = len(piece) - len(piece.lstrip())
         body = piece.strip()
+        if _ITEM_NUMBER.match(body) and match is not None:
+            continue  # "1." of a numbered step stays with the step's text
         if body and not _HEADING.match(body):
             flat = " ".join(body.split())
             if len(flat) >= MIN_QUOTE_CHARS and len(flat) <= MAX_SENTENCE_CHARS:

@@ -67,6 +67,12 @@ class AgentSettings(BaseSettings):
         description="After the quote check, a second model pass judges each statement against its passages: mark "
         "or drop the unsupported ones. Off by default: it fired 0 times in 38 checks (learning/agent.md).",
     )
+    quotes: Literal["exact", "facts"] = Field(
+        default="exact",
+        description="How a statement's quote must stand in its passage: exact (after normalising case, spacing, "
+        "dashes and hyphenated line breaks), or facts: failing that, one sentence of a passage shown must hold "
+        "every word the statement adds to the question (learning/agent.md).",
+    )
     unsupported: Literal["drop", "mark"] = Field(
         default="drop",
         description="A statement none of whose quotes stands in the passage it names: drop it, or keep it marked "

@@ -99,7 +99,9 @@ def main(argv: list[str] | None = None) -> None:
             flush=True,
         )
 
-    runs = anyio.run(ask_all, questions, choice.model, store, settings.verify, progress, settings.unsupported)
+    runs = anyio.run(
+        ask_all, questions, choice.model, store, settings.verify, progress, settings.unsupported, settings.quotes
+    )
     elapsed = time.perf_counter() - started
 
     name = f"agent ({choice.model.name if choice.model else 'excerpts'})"

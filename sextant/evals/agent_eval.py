@@ -67,13 +67,14 @@ async def ask_all(
     verify: str,
     progress: Callable[[int, AgentRun], None] | None = None,
     unsupported: str = "drop",
+    quotes: str = "exact",
 ) -> list[AgentRun]:
     """Every question through the real loop and a real ``sextant-kb`` process over ``store``."""
     params = stdio_server(None)
     params.env = {**(params.env or dict(os.environ)), "SEXTANT_CHROMA_DIR": str(store), "SEXTANT_LOG_LEVEL": "WARNING"}
     runs: list[AgentRun] = []
     async with KbClient(params) as kb:
-        loop = AgentLoop(kb, model, verify=verify, unsupported=unsupported)  # type: ignore[arg-type]
+        loop = AgentLoop(kb, model, verify=verify, unsupported=unsupported, quotes=quotes)  # type: ignore[arg-type]
         for question in questions:
             run = AgentRun(question)
             passages: dict[int, Passage] = {}

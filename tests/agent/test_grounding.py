@@ -87,3 +87,44 @@ def test_render_writes_each_label_once_before_the_final_stop() -> None:
     assert render(no_stop, first=True) == "Brew hot [3]"
     unsupported = AnswerStatement(text="Descale weekly.", supported=False)
     assert render(unsupported, first=True) == "Descale weekly." + MARK
+
+
+LEAVE = PassageBook(
+    [
+        Passage(
+            label=1, title="Handbook", text="Halvorsen Marine Instruments AS is a fictional company. Staff get 25 days."
+        ),
+        Passage(label=2, title="Hotels", text="City | Nightly hotel cap\nHamburg | 170 EUR\nOslo | 1900 NOK"),
+    ]
+)
+
+
+def test_a_real_quote_that_does_not_say_the_statement_s_figure_is_no_evidence() -> None:
+    invented = statement(
+        "Employees get 27 days of annual leave.", (1, "Halvorsen Marine Instruments AS is a fictional company")
+    )
+    checked = check_statement(invented, LEAVE, {1, 2}, "drop", question="How much annual leave do employees get?")
+    assert checked.statement is None and checked.found == 0
+
+
+def test_a_paraphrase_keeps_its_quote_when_the_numbers_and_half_the_words_are_there() -> None:
+    said = statement("Staff are given 25 days.", (1, "Staff get 25 days"))
+    checked = check_statement(said, LEAVE, {1, 2}, "drop", question="How much leave?")
+    assert checked.statement is not None and checked.statement.evidence[0].quote == "Staff get 25 days"
+
+
+def test_facts_finds_the_sentence_that_holds_what_the_statement_adds_when_the_quote_is_the_model_s_own() -> None:
+    own_words = statement("170", (1, "The nightly hotel cap in Hamburg is 170."))
+    question = "What is the nightly hotel cap in Hamburg?"
+    assert check_statement(own_words, LEAVE, {1, 2}, "drop", question=question).statement is None
+    checked = check_statement(own_words, LEAVE, {1, 2}, "drop", question=question, quotes="facts")
+    assert checked.statement is not None
+    [evidence] = checked.statement.evidence
+    assert evidence.label == 2 and evidence.quote == "Hamburg | 170 EUR"
+
+
+def test_facts_finds_nothing_for_a_figure_no_sentence_holds_or_a_statement_that_adds_nothing() -> None:
+    question = "What is the nightly hotel cap in Hamburg?"
+    for text in ("200", "The nightly hotel cap in Hamburg."):
+        checked = check_statement(statement(text, (2, text)), LEAVE, {1, 2}, "drop", question=question, quotes="facts")
+        assert checked.statement is None

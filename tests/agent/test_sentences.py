@@ -91,3 +91,14 @@ def test_candidates_keep_every_sentence_when_none_shares_a_word() -> None:
     passages = [(1, "Tamp the coffee firmly. Clean the group head."), (2, "Sourdough needs a starter.")]
     picked = candidates("lattice chromodynamics", passages, limit=10)
     assert texts(picked) == ["Tamp the coffee firmly.", "Clean the group head.", "Sourdough needs a starter."]
+
+
+def test_table_rows_are_units_and_a_step_keeps_its_number() -> None:
+    text = "Table 1: Caps\nCity | Cap\nHamburg | 170 EUR\n\n1. Mix the flour. Then rest it."
+    assert [s.text for s in split(1, text)] == [
+        "Table 1: Caps",
+        "City | Cap",
+        "Hamburg | 170 EUR",
+        "1. Mix the flour.",
+        "Then rest it.",
+    ]
