@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -19,10 +20,12 @@ from sextant.agent.events import (
 )
 from sextant.agent.kb_client import KbClient
 from sextant.agent.loop import MAX_TURNS, NOT_ANSWERED, AgentLoop, HistoryItem
+from sextant.agent.models.gemini import GeminiModel
 from sextant.agent.models.scripted import ScriptedModel, ScriptedTurn, search_call
 from sextant.agent.passages import Passage
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import create_server
+from tests.agent.gemini_protocol_server import GeminiProtocolServer, function_call_part, response, text_part
 
 ESPRESSO = (
     "# Espresso\n\nBrew espresso with water at 93 degrees Celsius. A double shot uses 18 grams of finely "
@@ -379,3 +382,33 @@ async def test_a_statement_that_says_the_documents_do_not_answer_is_an_abstentio
         answer = answer_of(await collect(AgentLoop(kb_tools, model).run("How hot should espresso water be?")))
         assert answer.text == NOT_ANSWERED
         assert answer.citations.unsourced == ["The capital of Mongolia is Ulaanbaatar."]
+
+
+async def test_gemini_s_quotes_get_the_same_check_through_the_real_adapter(
+    kb: KnowledgeBase, gemini_server: GeminiProtocolServer
+) -> None:
+    """The real google-genai client against the local Gemini protocol server (a double at the network edge)."""
+    gemini_server.enqueue(
+        response(function_call_part("kb_search", {"query": "espresso water"}, call_id="c1"), finish_reason="STOP")
+    )
+    gemini_server.enqueue(response(text_part("READY"), finish_reason="STOP"))
+    answer_json = {
+        "statements": [
+            {"text": "Brew at 93 °C.", "evidence": [{"passage": 1, "quote": "water at 93 degrees Celsius"}]},
+            {"text": "Espresso was invented in 1884.", "evidence": [{"passage": 1, "quote": "invented in 1884"}]},
+        ]
+    }
+    gemini_server.enqueue(response(text_part(json.dumps(answer_json)), finish_reason="STOP"))
+    gemini = GeminiModel(api_key=gemini_server.api_key, base_url=gemini_server.base_url, thinking_budget=0)
+    try:
+        async with open_kb(kb) as kb_tools:
+            events = await collect(AgentLoop(kb_tools, gemini).run("How hot should espresso water be?"))
+    finally:
+        await gemini.aclose()
+    answer = answer_of(events)
+    assert answer.text == "Brew at 93 °C [1]."
+    assert answer.citations.unsourced == ["Espresso was invented in 1884."]
+    [evidence] = answer.statements[0].evidence
+    assert evidence.quote == "water at 93 degrees Celsius" and evidence.label == 1
+    config = gemini_server.last_body()["generationConfig"]
+    assert config["responseMimeType"] == "application/json"
