@@ -106,6 +106,7 @@ class Health(BaseModel):
     model: ModelHealth
     answers: Literal["model", "excerpts"]
     budget_usd: float
+    budget: str = Field(description="What the daily budget means for the model in use.")
     spent_today_usd: float
     workspaces: bool = Field(
         False, description="Each caller works in a private, expiring workspace: POST /workspaces, then send its token."

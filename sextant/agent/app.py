@@ -215,8 +215,20 @@ async def rate_limited(request: Request, state: State) -> None:
         )
 
 
+def _budget_applies(state: AgentState) -> bool:
+    return state.model is not None and state.model.priced and state.budget.capped
+
+
+def _budget_meaning(state: AgentState) -> str:
+    if not state.budget.capped:
+        return "no cap (SEXTANT_DAILY_BUDGET_USD=0)"
+    if state.model is None or not state.model.priced:
+        return f"${state.budget.limit_usd:.2f} per UTC day, not applied: the model in use costs nothing"
+    return f"${state.budget.limit_usd:.2f} per UTC day on {state.model.name}; past it, questions get 429"
+
+
 async def within_budget(state: State) -> None:
-    if state.model is not None and state.budget.exhausted():
+    if _budget_applies(state) and state.budget.exhausted():
         raise HTTPException(
             429,
             f"today's model budget (${state.settings.daily_budget_usd:.2f}, SEXTANT_DAILY_BUDGET_USD) is spent; "
@@ -342,7 +354,7 @@ def _loop(state: AgentState) -> AgentLoop:
     return AgentLoop(
         TimedTools(state.kb, state.metrics),
         TimedModel(state.model, state.metrics) if state.model is not None else None,
-        budget=state.budget,
+        budget=state.budget if _budget_applies(state) else None,
         verify=state.settings.verify,
         unsupported=state.settings.unsupported,
         quotes=state.settings.quotes,
@@ -622,6 +634,7 @@ def _routes(app: FastAPI) -> None:
             ),
             answers="model" if configured else "excerpts",
             budget_usd=state.settings.daily_budget_usd,
+            budget=_budget_meaning(state),
             spent_today_usd=round(state.budget.spent(), 6),
             workspaces=state.workspaces is not None,
         )
@@ -664,7 +677,7 @@ async def _add_overview(state: AgentState, result: IngestResult) -> bool:
         model is None
         or state.settings.overviews == "off"
         or result.status not in ("added", "replaced")
-        or state.budget.exhausted()
+        or (_budget_applies(state) and state.budget.exhausted())
     ):
         return False
     try:

@@ -1,4 +1,8 @@
-"""A hard cap on model spend per UTC day, kept on disk so that a restart does not reset it."""
+"""A hard cap on model spend per UTC day, kept on disk so that a restart does not reset it.
+
+A limit of 0 is no cap. The cap is money: the agent applies it only to a model whose turns are priced
+(``ChatModel.priced``), never to a local one that costs nothing.
+"""
 
 from __future__ import annotations
 
@@ -49,8 +53,13 @@ class DailyBudget:
             self._roll()
             return self._spent
 
+    @property
+    def capped(self) -> bool:
+        """A limit of 0 means no cap."""
+        return self.limit_usd > 0
+
     def exhausted(self) -> bool:
-        return self.spent() >= self.limit_usd
+        return self.capped and self.spent() >= self.limit_usd
 
     def add(self, cost_usd: float) -> None:
         if cost_usd <= 0:

@@ -176,6 +176,8 @@ class ChatModel(Protocol):
 
     name: str
     calls_tools_itself: bool
+    # Whether turns cost money: the daily budget applies only to such a model.
+    priced: bool
 
     def stream(self, request: ChatRequest) -> AsyncIterator[ChatEvent]:
         """Run one turn, yielding deltas as they arrive and a final ``TurnEnd``."""

@@ -139,6 +139,7 @@ class TimedModel:
         self.metrics = metrics
         self.name = model.name
         self.calls_tools_itself = model.calls_tools_itself
+        self.priced = model.priced
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[ChatEvent]:
         started = time.perf_counter()

@@ -87,7 +87,10 @@ class AgentSettings(BaseSettings):
     rate_limit: int = Field(default=20, ge=1, description="Requests per client per window on query, ingest, upload.")
     rate_window: int = Field(default=60, ge=1, description="Rate-limit window in seconds.")
     daily_budget_usd: float = Field(
-        default=1.0, ge=0, description="Hard cap on model spend per UTC day; once spent, queries get 429."
+        default=0.0,
+        ge=0,
+        description="Cap on a paid model's spend (Gemini) per UTC day; once spent, queries get 429. 0: no cap. "
+        "Never applied to a model that costs nothing (local, OpenAI-compatible).",
     )
     lab_results: Path | None = Field(
         default=None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,10 @@ def agent_settings(**overrides: Any) -> AgentSettings:
     return AgentSettings(_env_file=None, **{"overviews": "off", **overrides})  # type: ignore[call-arg]
 
 
-def scripted(*turns: ScriptedTurn, json_replies: list[dict[str, Any]] | None = None) -> ModelChoice:
-    return ModelChoice(ScriptedModel(turns, json_replies=json_replies or []), "scripted", "test double")
+def scripted(
+    *turns: ScriptedTurn, json_replies: list[dict[str, Any]] | None = None, priced: bool = False
+) -> ModelChoice:
+    return ModelChoice(ScriptedModel(turns, json_replies=json_replies or [], priced=priced), "scripted", "test double")
 
 
 @pytest.fixture
@@ -78,6 +81,7 @@ def test_query_returns_a_cited_answer_with_its_sources_usage_and_trace(client_fo
         ScriptedTurn(tool_calls=(search_call("double shot coffee grams"),), usage=Usage(100, 5, cost_usd=0.001)),
         READY,
         ScriptedTurn(statements=(quoted("A double uses 18 grams.", (1, DOSE)),), usage=Usage(200, 9, cost_usd=0.002)),
+        priced=True,
     )
     client = client_for(model)
     response = client.post("/query", json={"question": "How much coffee in a double shot?"})
@@ -153,12 +157,37 @@ def test_a_spent_budget_answers_429_until_midnight_utc(client_for: Any) -> None:
         ScriptedTurn(tool_calls=(search_call("espresso"),), usage=Usage(cost_usd=0.02)),
         READY,
         ScriptedTurn(statements=(quoted("18 grams.", (1, DOSE)),), usage=Usage(cost_usd=0.02)),
+        priced=True,
     )
     client = client_for(model, daily_budget_usd=0.03)
+    assert "$0.03 per UTC day on scripted" in client.get("/health").json()["budget"]
     assert client.post("/query", json={"question": "espresso?"}).json()["mode"] == "model"
     refused = client.post("/query", json={"question": "espresso?"})
     assert refused.status_code == 429 and "budget" in refused.json()["detail"]
     assert int(refused.headers["retry-after"]) <= 86400
+
+
+def spent_already(tmp_path: Path, usd: float) -> None:
+    today = datetime.now(UTC).date().isoformat()
+    (tmp_path / "spend.json").write_text(json.dumps({"day": today, "spent_usd": usd}), encoding="utf-8")
+
+
+@pytest.mark.parametrize(("budget", "priced"), [(0.0, True), (0.01, False)])
+def test_no_cap_or_a_free_model_is_never_refused_by_the_budget(
+    client_for: Any, tmp_path: Path, budget: float, priced: bool
+) -> None:
+    spent_already(tmp_path, 5.0)
+    model = scripted(
+        ScriptedTurn(tool_calls=(search_call("espresso"),)),
+        READY,
+        ScriptedTurn(statements=(quoted("18 grams.", (1, DOSE)),)),
+        priced=priced,
+    )
+    client = client_for(model, daily_budget_usd=budget)
+    answered = client.post("/query", json={"question": "espresso?"})
+    assert answered.status_code == 200 and answered.json()["mode"] == "model"
+    meaning = client.get("/health").json()["budget"]
+    assert meaning.startswith("no cap") if budget == 0 else "not applied: the model in use costs nothing" in meaning
 
 
 def test_bodies_are_bounded(client_for: Any) -> None:
@@ -257,12 +286,13 @@ def test_ingest_and_upload_store_an_overview_the_model_wrote(client_for: Any) ->
     assert (again["status"], again["overview"]) == ("unchanged", False)
 
 
-def test_without_an_overview_the_document_is_still_stored(client_for: Any) -> None:
+def test_without_an_overview_the_document_is_still_stored(client_for: Any, tmp_path: Path) -> None:
     failing = ModelChoice(ScriptedModel([]), "scripted", "test double")  # no JSON reply: the model fails
     result = client_for(failing, overviews="on").post("/upload", files=[NOTES]).json()["results"][0]
     assert (result["status"], result["overview"]) == ("added", False)
-    spent = ModelChoice(ScriptedModel([], json_replies=[{"about": "never asked"}]), "scripted", "test double")
-    result = client_for(spent, overviews="on", daily_budget_usd=0.0).post("/upload", files=[NOTES]).json()
+    spent_already(tmp_path, 1.0)
+    spent = scripted(json_replies=[{"about": "never asked"}], priced=True)
+    result = client_for(spent, overviews="on", daily_budget_usd=0.5).post("/upload", files=[NOTES]).json()
     assert result["results"][0]["overview"] is False
 
 

@@ -27,7 +27,7 @@ SECRET = "s3cret-from-the-proxy-0123456789"
 
 def _client(kb: KnowledgeBase, tmp_path: Path, model: ModelChoice | None = None, **overrides: object) -> TestClient:
     app = create_app(
-        agent_settings(**overrides),
+        agent_settings(**{"daily_budget_usd": 1.0, **overrides}),
         kb_server=create_server(kb),
         model=model or ModelChoice(None, "none", "no model in this test"),
         budget=DailyBudget(1.0, tmp_path / "spend.json"),
@@ -67,6 +67,7 @@ def test_metrics_count_requests_by_route_and_time_each_stage_and_report_spend(
         READY,
         ScriptedTurn(statements=(quoted("A double uses 18 grams.", (1, DOSE)),), usage=Usage(200, 9, cost_usd=0.002)),
         json_replies=[VERIFIED],
+        priced=True,
     )
     # The verification pass is off by default; on here so its model_json stage is timed too.
     with _client(kb, tmp_path, model, verify="mark") as client:

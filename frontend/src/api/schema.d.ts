@@ -525,6 +525,11 @@ export interface components {
              * @enum {string}
              */
             answers: "model" | "excerpts";
+            /**
+             * Budget
+             * @description What the daily budget means for the model in use.
+             */
+            budget: string;
             /** Budget Usd */
             budget_usd: number;
             /** Kb Connected */

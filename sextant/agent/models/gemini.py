@@ -68,6 +68,7 @@ class GeminiModel:
     """A Gemini model behind the ``ChatModel`` protocol; it decides on its own when to search."""
 
     calls_tools_itself = True
+    priced = True
 
     def __init__(
         self,

@@ -42,6 +42,7 @@ class LlamaModel:
     """A GGUF model run by llama.cpp in this process; see ``ChatModel``."""
 
     calls_tools_itself = False
+    priced = False
 
     def __init__(self, llama: Llama, name: str, max_output_tokens: int = 1024) -> None:
         self.name = name

@@ -35,6 +35,7 @@ class OpenAICompatModel:
     """A model behind an OpenAI-compatible HTTP endpoint; see ``ChatModel``."""
 
     calls_tools_itself = False
+    priced = False
 
     def __init__(
         self, base_url: str, model: str, *, max_output_tokens: int = 1024, client: httpx.AsyncClient | None = None

@@ -51,11 +51,13 @@ class ScriptedModel:
         turns: Iterable[ScriptedTurn],
         *,
         calls_tools_itself: bool = True,
+        priced: bool = False,
         json_replies: Iterable[dict[str, Any]] = (),
         name: str = "scripted",
     ) -> None:
         self.name = name
         self.calls_tools_itself = calls_tools_itself
+        self.priced = priced
         self._turns = deque(turns)
         self._json = deque(json_replies)
         self.requests: list[ChatRequest] = []
