@@ -8,7 +8,8 @@ visibly marked (``unsupported``).
 "Saying what the statement says": of the content words the statement adds to the question (stemmed,
 ``sextant.agent.sentences.terms``), the sentences the quote stands in hold every number and at least half of
 the rest (a paraphrase says "kept" for "keep" and "seven" for "7"). A small model otherwise quotes a real but
-unrelated sentence ("X is a fictional company") beside an invented figure.
+unrelated sentence ("X is a fictional company") beside an invented figure, or restates the question and
+quotes the heading that asks it.
 
 One documented tolerance, ``quotes="facts"``: small models write the right fact and then "quote" their own
 sentence rather than the passage's. When no quote is found, the statement still stands on a sentence of a
@@ -91,7 +92,12 @@ def _added(statement: Statement, question: str) -> set[str]:
 
 
 def _says(added: set[str], held: set[str]) -> bool:
-    """Whether words ``held`` by the evidence cover what a statement ``added``: every number, half the rest."""
+    """Whether words ``held`` by the evidence cover what a statement ``added``: every number, half the rest.
+
+    A statement that adds nothing to the question (the question restated) says nothing, whatever it quotes.
+    """
+    if not added:
+        return False
     numbers = {t for t in added if any(c.isdigit() for c in t)}
     words = {t for t in added - numbers if len(t) > 1}
     return numbers <= held and (not words or 2 * len(words & held) >= len(words))

@@ -40,6 +40,7 @@ _STOPWORDS = frozenset(
     )
 )
 MAX_SENTENCE_CHARS = 400
+MIN_WORDS = 2
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class Sentence:
 
 
 def split(label: int, text: str) -> list[Sentence]:
-    """The quotable sentences of one passage, headings left out."""
+    """The quotable sentences of one passage: headings, questions and one-word lines left out."""
     sentences: list[Sentence] = []
     start = 0
     for match in [*_BREAK.finditer(text), None]:
@@ -65,11 +66,20 @@ def split(label: int, text: str) -> list[Sentence]:
             continue  # "1." of a numbered step stays with the step's text
         if body and not _HEADING.match(body):
             flat = " ".join(body.split())
-            if len(flat) >= MIN_QUOTE_CHARS and len(flat) <= MAX_SENTENCE_CHARS:
+            if _quotable(flat):
                 sentences.append(Sentence(label, start + lead, start + lead + len(body), flat))
         if match is not None:
             start = match.end()
     return sentences
+
+
+def _quotable(flat: str) -> bool:
+    """A claim can stand on it: not a question, not a bare heading line, not too long to read as one."""
+    return (
+        MIN_QUOTE_CHARS <= len(flat) <= MAX_SENTENCE_CHARS
+        and not flat.endswith("?")
+        and len(_WORD.findall(flat)) >= MIN_WORDS
+    )
 
 
 def terms(text: str) -> list[str]:

@@ -128,3 +128,9 @@ def test_facts_finds_nothing_for_a_figure_no_sentence_holds_or_a_statement_that_
     for text in ("200", "The nightly hotel cap in Hamburg."):
         checked = check_statement(statement(text, (2, text)), LEAVE, {1, 2}, "drop", question=question, quotes="facts")
         assert checked.statement is None
+
+
+def test_a_statement_that_restates_the_question_is_no_answer_even_with_a_real_quote() -> None:
+    question = "How often should the machine be descaled?"
+    restated = statement("How often should the machine be descaled?", (1, "Descale the machine"))
+    assert check_statement(restated, BOOK, SHOWN, "drop", question=question).statement is None

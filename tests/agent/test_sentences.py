@@ -102,3 +102,8 @@ def test_table_rows_are_units_and_a_step_keeps_its_number() -> None:
         "1. Mix the flour.",
         "Then rest it.",
     ]
+
+
+def test_questions_and_one_word_lines_are_not_quotable() -> None:
+    text = "Descaling\n\nHow often should you descale? Every two months in hard water."
+    assert [s.text for s in split(1, text)] == ["Every two months in hard water."]
