@@ -116,7 +116,7 @@ class AgentLoop:
         budget: Spend | None = None,
         verify: Literal["mark", "drop", "off"] = "off",
         unsupported: Unsupported = "drop",
-        quotes: QuoteMatch = "exact",
+        quotes: QuoteMatch = "facts",
         web_search: bool = False,
         max_output_tokens: int = 1024,
     ) -> None:

@@ -68,7 +68,7 @@ class AgentSettings(BaseSettings):
         "or drop the unsupported ones. Off by default: it fired 0 times in 38 checks (learning/agent.md).",
     )
     quotes: Literal["exact", "facts"] = Field(
-        default="exact",
+        default="facts",
         description="How a statement's quote must stand in its passage: exact (after normalising case, spacing, "
         "dashes and hyphenated line breaks), or facts: failing that, one sentence of a passage shown must hold "
         "every word the statement adds to the question (learning/agent.md).",

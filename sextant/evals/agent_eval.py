@@ -67,7 +67,7 @@ async def ask_all(
     verify: str,
     progress: Callable[[int, AgentRun], None] | None = None,
     unsupported: str = "drop",
-    quotes: str = "exact",
+    quotes: str = "facts",
 ) -> list[AgentRun]:
     """Every question through the real loop and a real ``sextant-kb`` process over ``store``."""
     params = stdio_server(None)
