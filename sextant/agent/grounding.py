@@ -2,7 +2,8 @@
 
 Deterministic, and the same for every model: a quote is looked up in the passage it names
 (``sextant.agent.evidence``); found, and saying what the statement says, the label stays and the quote's
-span travels with it; otherwise the label goes. A statement left with no evidence is dropped, or kept and
+span travels with it; otherwise the label goes. A statement whose own text stands in a passage shown
+(small models copy sentences) is its own quote. A statement left with no evidence is dropped, or kept and
 visibly marked (``unsupported``).
 
 "Saying what the statement says": of the content words the statement adds to the question (stemmed,
@@ -74,6 +75,8 @@ def check_statement(
         words = passage.text[span.start : span.end]
         evidence.append(Evidence(label=quote.label, quote=words, start=span.start, end=span.end))
     found = len(evidence)
+    if not evidence and added:
+        evidence = _copied(statement, book, shown)
     if not evidence and quotes == "facts":
         evidence = _fact_sentence(statement, added, book, shown)
     if evidence:
@@ -103,14 +106,27 @@ def _says(added: set[str], held: set[str]) -> bool:
     return numbers <= held and (not words or 2 * len(words & held) >= len(words))
 
 
+def _passages_cited_first(statement: Statement, book: PassageBook, shown: Collection[int]) -> list[Passage]:
+    passages = [p for label in sorted(shown) if (p := book.get(label)) is not None and p.tier == "kb"]
+    cited = set(statement.sources)
+    return sorted(passages, key=lambda p: (p.label not in cited, p.label))
+
+
+def _copied(statement: Statement, book: PassageBook, shown: Collection[int]) -> list[Evidence]:
+    """A statement whose own text stands in a passage shown is its own quote."""
+    for passage in _passages_cited_first(statement, book, shown):
+        span = locate(statement.text, passage.text)
+        if span is not None:
+            words = passage.text[span.start : span.end]
+            return [Evidence(label=passage.label, quote=words, start=span.start, end=span.end)]
+    return []
+
+
 def _fact_sentence(statement: Statement, added: set[str], book: PassageBook, shown: Collection[int]) -> list[Evidence]:
     """The one sentence that holds every word the statement adds to the question, as its evidence; else []."""
     if not added:
         return []
-    passages = [p for label in sorted(shown) if (p := book.get(label)) is not None and p.tier == "kb"]
-    cited = set(statement.sources)
-    ordered: list[Passage] = sorted(passages, key=lambda p: (p.label not in cited, p.label))
-    for passage in ordered:
+    for passage in _passages_cited_first(statement, book, shown):
         for sentence in split(passage.label, passage.text):
             if added <= set(terms(sentence.text)):
                 words = passage.text[sentence.start : sentence.end]

@@ -134,3 +134,11 @@ def test_a_statement_that_restates_the_question_is_no_answer_even_with_a_real_qu
     question = "How often should the machine be descaled?"
     restated = statement("How often should the machine be descaled?", (1, "Descale the machine"))
     assert check_statement(restated, BOOK, SHOWN, "drop", question=question).statement is None
+
+
+def test_a_statement_copied_from_a_passage_is_its_own_quote() -> None:
+    copied = statement("Descale the machine every three months … citric acid.", (2, "not in passage 2"))
+    checked = check_statement(copied, BOOK, SHOWN, "drop", question="How often?")
+    assert checked.statement is not None and checked.found == 0
+    [evidence] = checked.statement.evidence
+    assert evidence.label == 1 and evidence.quote == DESCALE.rstrip(".")
