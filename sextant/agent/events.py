@@ -55,6 +55,11 @@ class Evidence(BaseModel):
     start: int = Field(ge=0, description="Offset of the quote's first character in the passage's text.")
     end: int = Field(ge=0, description="Offset just past the quote's last character in the passage's text.")
 
+    @classmethod
+    def at(cls, label: int, text: str, start: int, end: int) -> Evidence:
+        """``text[start:end]`` of passage ``label`` as evidence."""
+        return cls(label=label, quote=text[start:end], start=start, end=end)
+
 
 class AnswerStatement(BaseModel):
     """One claim of the answer with its checked evidence; ``supported`` is False when no quote was found."""

@@ -33,9 +33,7 @@ def excerpt_statements(question: str, passages: Sequence[Passage]) -> list[Answe
     by_label = {p.label: p for p in passages}
     return [
         AnswerStatement(
-            text=s.text,
-            evidence=[Evidence(label=s.label, quote=by_label[s.label].text[s.start : s.end], start=s.start, end=s.end)],
-            supported=True,
+            text=s.text, evidence=[Evidence.at(s.label, by_label[s.label].text, s.start, s.end)], supported=True
         )
         for s in chosen[:EXCERPT_SENTENCES]
     ]

@@ -59,10 +59,12 @@ def check_statement(
 ) -> Checked:
     """Find each quote of ``statement`` in the passage it names (only passages the model was shown)."""
     added = _added(statement, question)
+    passages = book.knowledge_base(shown)
+    by_label = {p.label: p for p in passages}
     evidence: list[Evidence] = []
     for quote in statement.quotes:
-        passage = book.get(quote.label)
-        if passage is None or quote.label not in shown or passage.tier != "kb":
+        passage = by_label.get(quote.label)
+        if passage is None:
             continue
         span = locate(quote.text, passage.text)
         if span is None or any(e.label == quote.label and e.start == span.start for e in evidence):
@@ -72,13 +74,13 @@ def check_statement(
         )
         if not _says(added, set(terms(around)) | set(terms(passage.text[span.start : span.end]))):
             continue
-        words = passage.text[span.start : span.end]
-        evidence.append(Evidence(label=quote.label, quote=words, start=span.start, end=span.end))
+        evidence.append(Evidence.at(quote.label, passage.text, span.start, span.end))
     found = len(evidence)
+    cited_first = _cited_first(statement, passages)
     if not evidence and added:
-        evidence = _copied(statement, book, shown)
+        evidence = _copied(statement, cited_first)
     if not evidence and quotes == "facts":
-        evidence = _fact_sentence(statement, added, book, shown)
+        evidence = _fact_sentence(added, cited_first)
     if evidence:
         kept = AnswerStatement(text=statement.text, evidence=evidence, supported=True)
         return Checked(kept, len(statement.quotes), found)
@@ -106,31 +108,28 @@ def _says(added: set[str], held: set[str]) -> bool:
     return numbers <= held and (not words or 2 * len(words & held) >= len(words))
 
 
-def _passages_cited_first(statement: Statement, book: PassageBook, shown: Collection[int]) -> list[Passage]:
-    passages = [p for label in sorted(shown) if (p := book.get(label)) is not None and p.tier == "kb"]
+def _cited_first(statement: Statement, passages: list[Passage]) -> list[Passage]:
     cited = set(statement.sources)
     return sorted(passages, key=lambda p: (p.label not in cited, p.label))
 
 
-def _copied(statement: Statement, book: PassageBook, shown: Collection[int]) -> list[Evidence]:
+def _copied(statement: Statement, passages: list[Passage]) -> list[Evidence]:
     """A statement whose own text stands in a passage shown is its own quote."""
-    for passage in _passages_cited_first(statement, book, shown):
+    for passage in passages:
         span = locate(statement.text, passage.text)
         if span is not None:
-            words = passage.text[span.start : span.end]
-            return [Evidence(label=passage.label, quote=words, start=span.start, end=span.end)]
+            return [Evidence.at(passage.label, passage.text, span.start, span.end)]
     return []
 
 
-def _fact_sentence(statement: Statement, added: set[str], book: PassageBook, shown: Collection[int]) -> list[Evidence]:
+def _fact_sentence(added: set[str], passages: list[Passage]) -> list[Evidence]:
     """The one sentence that holds every word the statement adds to the question, as its evidence; else []."""
     if not added:
         return []
-    for passage in _passages_cited_first(statement, book, shown):
+    for passage in passages:
         for sentence in split(passage.label, passage.text):
             if added <= set(terms(sentence.text)):
-                words = passage.text[sentence.start : sentence.end]
-                return [Evidence(label=passage.label, quote=words, start=sentence.start, end=sentence.end)]
+                return [Evidence.at(passage.label, passage.text, sentence.start, sentence.end)]
     return []
 
 

@@ -61,7 +61,6 @@ HISTORY_MESSAGES = 10
 HISTORY_CHARS = 4000
 HELD_PASSAGES_SHOWN = 10
 NOT_ANSWERED = "The documents do not answer this question."
-__all__ = ["MAX_TURNS", "NOT_ANSWERED", "SEARCH_K", "AgentLoop", "HistoryItem"]
 
 
 class KnowledgeTools(Protocol):
@@ -104,7 +103,7 @@ class _Run:
     quotes_found: int = 0
 
     def shown_passages(self) -> list[Passage]:
-        return [p for label in sorted(self.shown) if (p := self.book.get(label)) is not None and p.tier == "kb"]
+        return self.book.knowledge_base(self.shown)
 
 
 class AgentLoop:

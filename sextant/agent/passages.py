@@ -112,6 +112,10 @@ class PassageBook:
     def all(self) -> list[Passage]:
         return [self._by_label[label] for label in sorted(self._by_label)]
 
+    def knowledge_base(self, labels: Iterable[int]) -> list[Passage]:
+        """The knowledge-base passages (no web pages) among ``labels``, in label order."""
+        return [p for label in sorted(set(labels)) if (p := self._by_label.get(label)) is not None and p.tier == "kb"]
+
 
 def _key(passage: Passage) -> str | None:
     if passage.tier == "kb" and passage.chunk_id:

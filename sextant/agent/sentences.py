@@ -135,5 +135,5 @@ def candidates(question: str, passages: Iterable[tuple[int, str]], limit: int) -
         if all(p.label != sentence.label for p in picked):
             picked.append(sentence)
     picked += [s for s in ranked if s not in picked]
-    position = {id(s): i for i, s in enumerate(every)}
-    return sorted(picked[: max(limit, 0)], key=lambda s: position[id(s)])
+    position = {s: i for i, s in enumerate(every)}
+    return sorted(picked[: max(limit, 0)], key=position.__getitem__)

@@ -143,18 +143,17 @@ class BoundedParser:
                 self._stop_worker()  # a worker that ran out of memory may hold broken native state
         return _outcome(reply, name, self.limits)
 
-    def parse_file(self, path: Path) -> LoadedDocument:
-        """Check a file's size, then read and parse it.
+    def read_file(self, path: Path) -> bytes:
+        """A file's bytes, once its size is checked against the limits.
 
         Raises:
-            LoadError: as ``parse``, or the file cannot be read.
+            LoadError: the file is too large or cannot be read.
         """
         try:
             check_file_size(path.name, path.stat().st_size, self.limits)
-            data = path.read_bytes()
+            return path.read_bytes()
         except OSError as exc:
             raise LoadError(path.name, f"cannot be read: {exc.strerror or exc}") from exc
-        return self.parse(data, path.name)
 
     @property
     def worker_pid(self) -> int | None:

@@ -19,10 +19,11 @@ from sextant.agent.events import (
     ToolResultEvent,
 )
 from sextant.agent.kb_client import KbClient
-from sextant.agent.loop import MAX_TURNS, NOT_ANSWERED, AgentLoop, HistoryItem
+from sextant.agent.loop import NOT_ANSWERED, AgentLoop, HistoryItem
 from sextant.agent.models.gemini import GeminiModel
 from sextant.agent.models.scripted import ScriptedModel, ScriptedTurn, search_call
 from sextant.agent.passages import Passage
+from sextant.agent.policies import MAX_TURNS
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import create_server
 from tests.agent.gemini_protocol_server import GeminiProtocolServer, function_call_part, response, text_part

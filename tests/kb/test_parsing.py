@@ -55,7 +55,7 @@ def test_a_file_over_the_size_limit_is_refused_before_any_worker_starts(tmp_path
         with pytest.raises(LoadError, match="SEXTANT_MAX_FILE_BYTES=100"):
             bounded.parse(big.read_bytes(), big.name)
         with pytest.raises(LoadError, match="SEXTANT_MAX_FILE_BYTES=100"):
-            bounded.parse_file(big)
+            bounded.read_file(big)
         assert bounded.starts == 0
 
 

@@ -155,10 +155,10 @@ def ingest_paths(
                 continue
             owners[doc_id] = path
             try:
-                doc = parser.parse_file(path)
-                # A PDF's bytes are kept beside the store, so a cited page can be shown as the page itself.
-                original = path.read_bytes() if path.suffix.lower() == ".pdf" else None
-                outcome = kb.ingest(doc_id, doc, source=str(path.resolve()), category=category, original=original)
+                data = parser.read_file(path)
+                doc = parser.parse(data, path.name)
+                # The bytes parsed are the bytes kept: a PDF's original serves its page images.
+                outcome = kb.ingest(doc_id, doc, source=str(path.resolve()), category=category, original=data)
             except LoadError as exc:
                 summary.refused.append((str(path), exc.reason))
             except (KnowledgeBaseError, StoreError) as exc:
