@@ -96,6 +96,7 @@ class _Run:
     turns: int = 0
     searches: int = 0
     found_any: bool = False
+    empty_kb: str = ""  # the search's reason when the knowledge base holds no documents at all
     ready: bool = False  # a tool-calling model stopped searching
     statements: list[AnswerStatement] = field(default_factory=list)
     unsourced: list[str] = field(default_factory=list)
@@ -104,6 +105,10 @@ class _Run:
 
     def shown_passages(self) -> list[Passage]:
         return self.book.knowledge_base(self.shown)
+
+    def unanswered(self) -> str:
+        """The answer when nothing was found: an empty knowledge base is no verdict on the question."""
+        return f"{self.empty_kb[:1].upper()}{self.empty_kb[1:]}." if self.empty_kb else NOT_ANSWERED
 
 
 class AgentLoop:
@@ -250,8 +255,10 @@ class AgentLoop:
 
     async def _answer(self, run: _Run, model: ChatModel, prose: str) -> AsyncIterator[AgentEvent]:
         if not prose and not run.statements:
-            yield TokenEvent(text=NOT_ANSWERED)
-        draft = prose or "".join(render(s, first=i == 0) for i, s in enumerate(run.statements)).strip() or NOT_ANSWERED
+            yield TokenEvent(text=run.unanswered())
+        draft = (
+            prose or "".join(render(s, first=i == 0) for i, s in enumerate(run.statements)).strip() or run.unanswered()
+        )
         report = check(draft, run.shown)
         verification = Verification(checked=False, action=self.verify, note=_quote_note(run))
         answer_text = report.text
@@ -333,6 +340,9 @@ class AgentLoop:
         if passages:
             body = f"Passages for {query!r}:\n\n" + "\n\n".join(p.for_model() for p in passages)
             summary = f"{len(passages)} passages: " + ", ".join(f"[{p.label}] {p.citation()}" for p in passages)
+        elif outcome.structured.get("empty"):
+            run.empty_kb = str(outcome.structured.get("reason") or "the knowledge base is empty")
+            body = summary = run.empty_kb
         else:
             reason = outcome.structured.get("reason") or "no relevant passage"
             body = f"Nothing found in the documents for {query!r} ({reason})."
@@ -372,7 +382,7 @@ class AgentLoop:
                 yield event
         shown = run.shown_passages()
         statements = excerpt_statements(run.question, shown)
-        text = excerpt_answer(statements, shown, reason)
+        text = excerpt_answer(statements, shown, reason) if statements or not run.empty_kb else run.unanswered()
         yield TokenEvent(text=text)
         for index, statement in enumerate(statements):
             yield StatementEvent(index=index, statement=statement)

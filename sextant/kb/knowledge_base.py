@@ -93,6 +93,7 @@ class KnowledgeBase:
         self.reranker = reranker
         self.chunking = ChunkingConfig(target=settings.chunk_tokens)
         self.originals = Originals.of_store(settings.store_dir())
+        self.location = settings.chroma_url or str(settings.store_dir())  # what kb_stats and an empty search name
         self.ann: LiveIndex | None = None  # None: Chroma's own index serves dense retrieval
         if settings.ann_index != "chroma":
             self.ann = LiveIndex.open(settings.ann_index, _ann_dir(settings), embedder.dim, settings.ann_params())
@@ -106,6 +107,7 @@ class KnowledgeBase:
             rerank_candidates=settings.rerank_candidates,
             ann=self.ann,
             refresh=self._refresh_before_search,
+            location=self.location,
         )
         self.search = self.searcher.search
         # One writer at a time: the store and the BM25 index must change together.
@@ -534,7 +536,7 @@ class KnowledgeBase:
             chunk_tokens=self.chunking.target,
             max_per_document=self.settings.max_per_document,
             reranker=RerankerInfo(name=state.name, active=state.active, detail=state.detail),
-            store=self.settings.chroma_url or str(self.settings.store_dir()),
+            store=self.location,
             lexical_chunks=len(self.lexical),
         )
 

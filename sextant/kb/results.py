@@ -54,6 +54,9 @@ class SearchResult(BaseModel):
     hits: list[Hit]
     abstained: bool = Field(description="True when no passage is relevant enough to cite.")
     reason: str = Field(description="Why these hits, or why none.")
+    empty: bool = Field(
+        False, description="True when the knowledge base holds no documents at all; `reason` says where the store is."
+    )
     best_dense: float = Field(description="Highest cosine between the query and any candidate passage.")
     matched_terms: int = Field(description="Distinct query words found in the top passages.")
     mode: str

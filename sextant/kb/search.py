@@ -63,8 +63,10 @@ class Searcher:
         competitive: float = 0.5,
         ann: LiveIndex | None = None,
         refresh: Callable[[], object] | None = None,
+        location: str = "",
     ) -> None:
         self.embedder = embedder
+        self.location = location  # the store's folder or URL, named when it turns out to be empty
         self.refresh = refresh  # brings the caches (BM25, ANN) up to other writers' changes, if any
         self.store = store
         self.ann = ann  # when set, dense candidates come from this index instead of Chroma's
@@ -143,7 +145,11 @@ class Searcher:
         terms = [matched_terms(query, c.chunk.text) for c in capped]
         matched = len({t.lower() for ts in terms for t in ts})
         abstained, reason = self.rule.decide(best_dense, matched)
-        if not candidates:
+        # Counted only when nothing came back, so a search that finds passages pays no extra store call.
+        empty = not candidates and self.store.document_count() == 0
+        if empty:
+            abstained, reason = True, self._empty_reason()
+        elif not candidates:
             abstained, reason = True, "abstained: nothing in the knowledge base matches this query"
         hits = (
             []
@@ -157,10 +163,19 @@ class Searcher:
             hits=hits,
             abstained=abstained,
             reason=reason,
+            empty=empty,
             best_dense=round(best_dense, 6),
             matched_terms=matched,
             mode=mode,
             timings_ms=timings,
+        )
+
+    def _empty_reason(self) -> str:
+        where = f" at {self.location}" if self.location else ""
+        return (
+            f"the knowledge base is empty: the store{where} holds no documents, so nothing was searched; "
+            "add documents (sextant-ingest, kb_ingest or kb_upload), or point SEXTANT_CHROMA_DIR or "
+            "SEXTANT_CHROMA_URL at the store that holds them"
         )
 
     def _allowed_chunks(self, doc_ids: Sequence[str] | None) -> set[str] | None:

@@ -300,6 +300,17 @@ async def test_a_local_model_is_not_asked_when_the_search_finds_nothing(kb: Know
         assert model.requests == [] and answer.text == NOT_ANSWERED and answer.mode == "model"
 
 
+async def test_an_empty_knowledge_base_is_named_as_such_not_as_documents_that_do_not_answer(kb: KnowledgeBase) -> None:
+    async with KbClient(create_server(kb)) as kb_tools:
+        for model in (ScriptedModel([], calls_tools_itself=False), None):
+            events = await collect(AgentLoop(kb_tools, model).run("How hot should espresso water be?"))
+            result = next(e for e in events if isinstance(e, ToolResultEvent))
+            assert result.found == 0 and result.summary.startswith("the knowledge base is empty")
+            answer = answer_of(events)
+            assert answer.text.startswith("The knowledge base is empty") and kb.location in answer.text
+            assert "do not answer" not in answer.text and "Nothing in the documents" not in answer.text
+
+
 async def test_unsupported_statements_can_be_kept_visibly_marked(kb: KnowledgeBase) -> None:
     async with open_kb(kb) as kb_tools:
         model = ScriptedModel(

@@ -76,6 +76,23 @@ async def test_ingest_search_list_and_stats(kb: KnowledgeBase) -> None:
         assert stats["reranker"]["active"] is False and "not configured" in stats["reranker"]["detail"]
 
 
+async def test_a_search_of_an_empty_store_says_it_is_empty_and_where(kb: KnowledgeBase) -> None:
+    async with Client(create_server(kb)) as client:
+        stats = (await client.call_tool("kb_stats", {})).structured_content
+        assert stats is not None and stats["documents"] == 0
+        empty = (await client.call_tool("kb_search", {"query": "how often to descale"})).structured_content
+        assert empty is not None and empty["abstained"] and empty["empty"] and empty["hits"] == []
+        assert empty["reason"].startswith("the knowledge base is empty") and stats["store"] in empty["reason"]
+
+        await _ingest(client, {"id": "espresso", "title": "Espresso care", "content": ESPRESSO})
+        off_corpus = (await client.call_tool("kb_search", {"query": "who won the 1998 world cup"})).structured_content
+        assert off_corpus is not None and off_corpus["abstained"] and not off_corpus["empty"]
+        # Within documents that do not exist: nothing matches, but the knowledge base is not empty.
+        elsewhere = await client.call_tool("kb_search", {"query": "descale", "document_ids": ["missing"]})
+        assert elsewhere.structured_content is not None and not elsewhere.structured_content["empty"]
+        assert "nothing in the knowledge base matches" in elsewhere.structured_content["reason"]
+
+
 async def test_pages_of_one_id_become_one_paged_document(kb: KnowledgeBase) -> None:
     async with Client(create_server(kb)) as client:
         await _ingest(
