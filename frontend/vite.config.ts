@@ -48,5 +48,5 @@ export default defineConfig({
   resolve: { alias: { "@": path.resolve(root, "src") } },
   server: { port: 5173 },
   preview: { port: 3000 },
-  test: { environment: "jsdom", include: ["tests/**/*.test.{ts,tsx}"] },
+  test: { environment: "jsdom", include: ["src/**/*.test.{ts,tsx}"] },
 });

@@ -1,9 +1,6 @@
-import { cleanup, render, renderHook, screen } from "@testing-library/react";
+import { cleanup, renderHook } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { AgentEvent } from "@/api/types";
-import { PassageViewer } from "@/components/PassageViewer";
-import { WorkspaceNote } from "@/components/Workspace";
-import { passage } from "./fixtures";
 
 interface Call {
   method: string;
@@ -113,8 +110,8 @@ class FakeAgent {
 let agent: FakeAgent;
 let client: typeof import("@/api/client");
 let workspace: typeof import("@/api/workspace");
-let lab: typeof import("@/lab/api");
-let stream: typeof import("@/hooks/useAgentStream");
+let lab: typeof import("@/features/lab/api");
+let stream: typeof import("@/features/ask/useAgentStream");
 
 /** A fresh page: the workspace module's memory (mode, lost) starts empty, as after a reload. */
 async function load(workspaces: boolean) {
@@ -124,8 +121,8 @@ async function load(workspaces: boolean) {
   vi.resetModules();
   client = await import("@/api/client");
   workspace = await import("@/api/workspace");
-  lab = await import("@/lab/api");
-  stream = await import("@/hooks/useAgentStream");
+  lab = await import("@/features/lab/api");
+  stream = await import("@/features/ask/useAgentStream");
 }
 
 async function ask(): Promise<AgentEvent[]> {
@@ -225,30 +222,5 @@ describe("limit refusals", () => {
     expect(error).toMatchObject({ status: 429, message: expect.stringMatching(/SEXTANT_WORKSPACE_QUESTIONS=100\) \(try again in 60 s\)$/) });
     await expect(upload()).rejects.toMatchObject({ status: 409, message: expect.stringContaining("SEXTANT_WORKSPACE_DOCUMENTS=20") });
     expect(workspace.workspaceState().held?.token).toBe("t1"); // a refusal is not a lost workspace
-  });
-});
-
-describe("the workspace on the page", () => {
-  const held = { id: "w1", token: "t1", expiresAt: new Date().setHours(14, 5, 0, 0), limits: { documents: 20, questions: 100, file_mb: 10 } };
-
-  it("says when the workspace is deleted, and what it may hold", () => {
-    render(<WorkspaceNote state={{ on: true, held, lost: false }} asked={3} />);
-    expect(screen.getByTestId("workspace-expiry").textContent).toMatch(/^Private workspace — deleted at (14|02):05/);
-    expect(screen.getByTestId("workspace-note").textContent).toContain("Up to 20 documents, 10 MB a file, 100 questions (3 asked)");
-  });
-
-  it("says nothing about workspaces when the agent has none", () => {
-    render(<WorkspaceNote state={{ on: false, held: null, lost: false }} asked={null} />);
-    expect(screen.queryByTestId("workspace-note")).toBeNull();
-  });
-
-  it("offers no page to open for a passage whose workspace was deleted", () => {
-    HTMLDialogElement.prototype.showModal ??= function (this: HTMLDialogElement) {
-      this.open = true; // jsdom has no modal dialogs
-    };
-    render(<PassageViewer passage={passage(1)} gone onClose={() => undefined} />);
-    expect(screen.getByTestId("passage-text").textContent).toContain("descale every two months");
-    expect(screen.getByTestId("passage-gone").textContent).toMatch(/deleted with the workspace/);
-    expect(screen.queryByRole("button", { name: /Show the whole page/ })).toBeNull();
   });
 });

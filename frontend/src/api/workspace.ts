@@ -5,7 +5,7 @@
  * A 401 for the held token means the workspace expired or was deleted: the token is dropped and the
  * person told; nothing is retried, and the next action creates a new workspace.
  */
-import { newId } from "@/lib/conversation";
+import { newId } from "@/lib/utils";
 import { ApiError, errorFrom, request } from "./http";
 import type { Health, WorkspaceCreated, WorkspaceLimits } from "./types";
 

@@ -1,8 +1,8 @@
 /** What /health says, in words: no model (answers are excerpts), or the agent cannot be reached. */
 import { PlugZap, Quote } from "lucide-react";
-import type { HealthState } from "@/hooks/useHealth";
+import type { HealthState } from "@/shell/useHealth";
 import { apiBase } from "@/api/config";
-import { Button } from "./ui/button";
+import { Button } from "@/components/ui/button";
 
 export function HealthBanner({ health, onRetry }: { health: HealthState; onRetry: () => void }) {
   if (health.state === "down") {

@@ -4,8 +4,8 @@
  * words too, since colour alone is not enough.
  */
 import type { Passage } from "@/api/types";
-import { passageCitation } from "@/lib/conversation";
-import type { PassageFocus } from "@/lib/evidence";
+import { passageCitation } from "@/features/ask/conversation";
+import type { PassageFocus } from "@/features/ask/evidence";
 
 interface CitationProps {
   label: number;

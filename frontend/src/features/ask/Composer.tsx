@@ -1,7 +1,7 @@
 import { ArrowUp, Square } from "lucide-react";
 import { useState, type RefObject } from "react";
-import { Button } from "./ui/button";
-import { Textarea } from "./ui/input";
+import { Button } from "@/components/ui/button";
+import { Textarea } from "@/components/ui/input";
 
 interface ComposerProps {
   onAsk: (question: string) => void;

@@ -3,8 +3,8 @@
  * place among the answer's citations, and the statements named in `flagged` are marked as unsupported.
  */
 import { Fragment, memo, useMemo, type ReactNode } from "react";
-import { looseFind } from "@/lib/evidence";
-import { parseBlocks, parseInline, type Block, type Inline } from "@/lib/markdown";
+import { looseFind } from "@/features/ask/evidence";
+import { parseBlocks, parseInline, type Block, type Inline } from "@/features/ask/parseMarkdown";
 import { cn } from "@/lib/utils";
 
 export interface CitationRenderer {

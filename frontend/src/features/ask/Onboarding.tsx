@@ -1,9 +1,9 @@
 /** The empty conversation: first-run welcome, then "load the sample corpus" or "try a question". */
 import { BookOpen, FileUp, Lightbulb, X } from "lucide-react";
 import type { DocumentEntry } from "@/api/types";
-import { Button } from "./ui/button";
-import { Card, CardContent, CardHeader, CardTitle } from "./ui/card";
-import { Skeleton } from "./ui/skeleton";
+import { Button } from "@/components/ui/button";
+import { Card, CardContent, CardHeader, CardTitle } from "@/components/ui/card";
+import { Skeleton } from "@/components/ui/skeleton";
 
 export const SAMPLE_QUESTIONS = [
   "How often should the espresso machine be descaled?",

@@ -2,11 +2,11 @@ import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/re
 import { useState } from "react";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { AnswerStatement, Passage } from "@/api/types";
-import { PassageViewer } from "@/components/PassageViewer";
-import { Thread } from "@/components/Thread";
-import type { ChatTurn } from "@/lib/conversation";
-import type { PassageFocus } from "@/lib/evidence";
-import { answerEvent, passage } from "./fixtures";
+import { PassageViewer } from "@/features/ask/PassageViewer";
+import { Thread } from "@/features/ask/Thread";
+import type { ChatTurn } from "@/features/ask/conversation";
+import type { PassageFocus } from "@/features/ask/evidence";
+import { answerEvent, passage } from "@/test/fixtures";
 
 const TEXT = "Descale the machine every two\nmonths above 120 ppm. Rinse the\ntank twice after descal-\ning.";
 

@@ -8,12 +8,12 @@ import { AlertTriangle, ExternalLink, FileText, Image as ImageIcon } from "lucid
 import { useEffect, useMemo, useRef, useState } from "react";
 import { getPage, getPageImage } from "@/api/client";
 import type { Passage } from "@/api/types";
-import { markedPassage, type PassageFocus } from "@/lib/evidence";
+import { markedPassage, type PassageFocus } from "@/features/ask/evidence";
 import { cn } from "@/lib/utils";
-import { Badge } from "./ui/badge";
-import { Button } from "./ui/button";
-import { Dialog } from "./ui/dialog";
-import { Skeleton } from "./ui/skeleton";
+import { Badge } from "@/components/ui/badge";
+import { Button } from "@/components/ui/button";
+import { Dialog } from "@/components/ui/dialog";
+import { Skeleton } from "@/components/ui/skeleton";
 
 interface PassageViewerProps {
   passage: Passage | null;

@@ -2,7 +2,7 @@
 import { Globe, FileText } from "lucide-react";
 import type { Passage } from "@/api/types";
 import { cn } from "@/lib/utils";
-import { Skeleton } from "./ui/skeleton";
+import { Skeleton } from "@/components/ui/skeleton";
 
 interface SourcesProps {
   passages: Passage[];

@@ -1,8 +1,8 @@
 import { cleanup, fireEvent, render, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { Thread } from "@/components/Thread";
-import type { ChatTurn } from "@/lib/conversation";
-import { answerEvent, passage } from "./fixtures";
+import { Thread } from "@/features/ask/Thread";
+import type { ChatTurn } from "@/features/ask/conversation";
+import { answerEvent, passage } from "@/test/fixtures";
 
 afterEach(cleanup);
 

@@ -6,15 +6,15 @@
 import { AlertTriangle, ChevronRight, RotateCcw, Quote } from "lucide-react";
 import { useCallback, useMemo } from "react";
 import type { Passage } from "@/api/types";
-import { labelIsValid, type ChatTurn } from "@/lib/conversation";
-import { evidenceFor, statementsOfCitations, type PassageFocus } from "@/lib/evidence";
-import { citationSequence, citedLabels } from "@/lib/markdown";
+import { labelIsValid, type ChatTurn } from "@/features/ask/conversation";
+import { evidenceFor, statementsOfCitations, type PassageFocus } from "@/features/ask/evidence";
+import { citationSequence, citedLabels } from "@/features/ask/parseMarkdown";
 import { Citation } from "./Citation";
 import { Markdown } from "./Markdown";
 import { Trace } from "./Trace";
-import { Badge } from "./ui/badge";
-import { Button } from "./ui/button";
-import { Skeleton } from "./ui/skeleton";
+import { Badge } from "@/components/ui/badge";
+import { Button } from "@/components/ui/button";
+import { Skeleton } from "@/components/ui/skeleton";
 
 type OnOpen = (passage: Passage, focus?: PassageFocus) => void;
 

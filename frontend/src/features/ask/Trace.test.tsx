@@ -1,6 +1,6 @@
 import { cleanup, render, screen } from "@testing-library/react";
 import { afterEach, expect, it } from "vitest";
-import { Trace } from "@/components/Trace";
+import { Trace } from "@/features/ask/Trace";
 
 afterEach(cleanup);
 

@@ -1,8 +1,8 @@
 /** What the agent did: each tool call with its arguments and outcome; "nothing found" stands out. */
 import { CircleSlash, Search, Wrench } from "lucide-react";
-import type { TraceStep } from "@/lib/conversation";
+import type { TraceStep } from "@/features/ask/conversation";
 import { cn } from "@/lib/utils";
-import { Badge } from "./ui/badge";
+import { Badge } from "@/components/ui/badge";
 
 function args(argumentsObject: Record<string, unknown>): string {
   return Object.entries(argumentsObject)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "@/api/types";
-import { applyEvent, buildRequest, mergePassages, newConversation, settle, startTurn, toMarkdown } from "@/lib/conversation";
-import { answerEvent, passage } from "./fixtures";
+import { applyEvent, buildRequest, mergePassages, newConversation, settle, startTurn, toMarkdown } from "@/features/ask/conversation";
+import { answerEvent, passage } from "@/test/fixtures";
 
 function play(events: AgentEvent[], question: string, start = newConversation()) {
   return events.reduce(applyEvent, startTurn(start, question));

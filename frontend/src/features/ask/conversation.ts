@@ -12,6 +12,7 @@ import type {
   ToolCallEvent,
   ToolResultEvent,
 } from "@/api/types";
+import { newId } from "@/lib/utils";
 
 export interface TraceStep {
   call: ToolCallEvent;
@@ -51,12 +52,6 @@ export interface Conversation {
 export const MAX_HISTORY = 40; // QueryRequest.history max_length
 export const MAX_PASSAGES = 200; // QueryRequest.passages max_length
 const MAX_TURN_CHARS = 20_000;
-
-export function newId(): string {
-  return typeof crypto !== "undefined" && "randomUUID" in crypto
-    ? crypto.randomUUID()
-    : `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
-}
 
 export function newConversation(now = Date.now()): Conversation {
   return { id: newId(), title: "New conversation", createdAt: now, updatedAt: now, turns: [], passages: [] };

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { AgentEvent, AnswerStatement, Evidence } from "@/api/types";
-import { applyEvent, newConversation, startTurn } from "@/lib/conversation";
-import { locate, looseFind, markedPassage, reflow, reflowedOffset, segments, statementsOfCitations } from "@/lib/evidence";
-import { citationSequence } from "@/lib/markdown";
-import { answerEvent } from "./fixtures";
+import { applyEvent, newConversation, startTurn } from "@/features/ask/conversation";
+import { locate, looseFind, markedPassage, reflow, reflowedOffset, segments, statementsOfCitations } from "@/features/ask/evidence";
+import { citationSequence } from "@/features/ask/parseMarkdown";
+import { answerEvent } from "@/test/fixtures";
 
 const PDF_TEXT = "Chapter 3. Descaling\n\nDescale the machine every two\nmonths above 120 ppm. After descal-\ning, rinse the tank   \ntwice.\n- empty the tray\n- wipe the wand\n\n\nBackflush weekly.";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { citedLabels, parseBlocks, parseInline } from "@/lib/markdown";
+import { citedLabels, parseBlocks, parseInline } from "@/features/ask/parseMarkdown";
 
 const TABLE = "Doses:\n\n| drink | grams |\n| --- | ---: |\n| single | 9 [1] |\n| double | 18 [2] |\n";
 

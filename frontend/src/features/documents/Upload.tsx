@@ -3,8 +3,8 @@ import { CheckCircle2, CircleMinus, FileUp, RefreshCw, XCircle } from "lucide-re
 import { useCallback, useEffect, useState } from "react";
 import { uploadFiles } from "@/api/client";
 import type { IngestResult } from "@/api/types";
-import { Badge } from "./ui/badge";
-import { Dialog } from "./ui/dialog";
+import { Badge } from "@/components/ui/badge";
+import { Dialog } from "@/components/ui/dialog";
 
 export const ACCEPT = ".pdf,.docx,.md,.markdown,.txt";
 const TYPES = /\.(pdf|docx|md|markdown|txt)$/i;

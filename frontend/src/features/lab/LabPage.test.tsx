@@ -1,8 +1,8 @@
 import { cleanup, render, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { LabDataset, LabOverview } from "@/api/types";
-import { ComparisonResult, LabPage, TradeoffChart } from "@/lab/LabPage";
-import { labState } from "@/lab/api";
+import { ComparisonResult, LabPage, TradeoffChart } from "@/features/lab/LabPage";
+import { labState } from "@/features/lab/api";
 
 afterEach(() => {
   cleanup();
