@@ -60,14 +60,28 @@ class TableSpan:
 
 
 @dataclass(frozen=True, slots=True)
+class SkippedPage:
+    """A page left out of a document's text because it could not be read; ``reason`` says why."""
+
+    number: int
+    label: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class LoadedDocument:
-    """A document's text with its page, section and table spans, each sorted by ``start``."""
+    """A document's text with its page, section and table spans, each sorted by ``start``.
+
+    ``skipped_pages``: the pages that could not be read; each keeps an empty span in ``pages``, so the
+    numbering of the rest is unchanged.
+    """
 
     text: str
     title: str
     pages: tuple[PageSpan, ...] = field(default_factory=tuple)
     sections: tuple[SectionSpan, ...] = field(default_factory=tuple)
     tables: tuple[TableSpan, ...] = field(default_factory=tuple)
+    skipped_pages: tuple[SkippedPage, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
         n = len(self.text)

@@ -31,6 +31,7 @@ from sextant.kb.results import (
     DocumentInfo,
     IngestOutcome,
     RerankerInfo,
+    SkippedPageInfo,
     Stats,
 )
 from sextant.kb.search import Searcher
@@ -217,6 +218,7 @@ class KnowledgeBase:
                 pages=len(doc.pages),
                 title=previous.title,
                 version=previous.version,
+                skipped_pages=_skipped(doc),
             )
 
         chunks = chunk_document(doc, self.embedder, self.chunking)
@@ -265,7 +267,13 @@ class KnowledgeBase:
             self._replace_original(doc_id, kept)
         status: Literal["added", "replaced"] = "replaced" if previous is not None else "added"
         return IngestOutcome(
-            id=doc_id, status=status, chunks=len(chunks), pages=len(doc.pages), title=doc.title, version=record.version
+            id=doc_id,
+            status=status,
+            chunks=len(chunks),
+            pages=len(doc.pages),
+            title=doc.title,
+            version=record.version,
+            skipped_pages=_skipped(doc),
         )
 
     def set_overview(self, doc_id: str, overview: str, *, version: str | None = None) -> DocumentInfo:
@@ -583,6 +591,10 @@ def _about(doc: LoadedDocument, limit: int = 280) -> str:
     headings = [s.title for s in doc.sections[:6] if s.title and s.title != doc.title]
     about = opening[: limit - 2].rsplit(" ", 1)[0] + "…" if len(opening) > limit else opening
     return about + (f" Sections: {'; '.join(headings)}." if headings else "")
+
+
+def _skipped(doc: LoadedDocument) -> list[SkippedPageInfo]:
+    return [SkippedPageInfo(number=p.number, label=p.label, reason=p.reason) for p in doc.skipped_pages]
 
 
 def _info(record: DocumentRecord) -> DocumentInfo:

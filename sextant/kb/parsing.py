@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from sextant.kb.documents import LoadedDocument, LoadError, PageSpan, RowSpan, SectionSpan, TableSpan
+from sextant.kb.documents import LoadedDocument, LoadError, PageSpan, RowSpan, SectionSpan, SkippedPage, TableSpan
 from sextant.settings import KbSettings
 
 MB = 1024 * 1024
@@ -259,6 +259,7 @@ def document_from_json(data: dict[str, Any]) -> LoadedDocument:
             )
             for t in data["tables"]
         ),
+        skipped_pages=tuple(SkippedPage(**p) for p in data["skipped_pages"]),
     )
 
 

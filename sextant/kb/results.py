@@ -83,6 +83,14 @@ class DocumentList(BaseModel):
     documents: list[DocumentInfo]
 
 
+class SkippedPageInfo(BaseModel):
+    """A page left out of a stored document because it could not be read."""
+
+    number: int = Field(description="Physical page number (1-based).")
+    label: str = Field(description="The page label printed on that page (e.g. 'iv', '12').")
+    reason: str
+
+
 class IngestOutcome(BaseModel):
     """What happened to one document."""
 
@@ -93,6 +101,11 @@ class IngestOutcome(BaseModel):
     reason: str = ""
     title: str = ""
     version: str = Field("", description="This version of the content; kb_set_overview refuses an older one.")
+    skipped_pages: list[SkippedPageInfo] = Field(
+        default_factory=list,
+        description="Pages left out because they could not be read, each with the reason; the rest is stored. "
+        "Repair or re-export the file and add it again to include them.",
+    )
 
 
 class IngestReport(BaseModel):

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from sextant.kb.documents import LoadedDocument, PageSpan, SectionSpan
+from sextant.kb.documents import LoadedDocument, PageSpan, SectionSpan, SkippedPage
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
 from sextant.kb.lexical import LexicalIndex
+from sextant.kb.results import SkippedPageInfo
 from sextant.settings import KbSettings
 
 ESPRESSO = (
@@ -169,3 +172,15 @@ def test_a_document_over_a_size_limit_is_refused_before_anything_is_written(
         with pytest.raises(KnowledgeBaseError, match=r"chunks, more than SEXTANT_MAX_CHUNKS_PER_DOCUMENT=2"):
             kb.ingest("many", LoadedDocument(text=words, title="Many"))
         assert (kb.store.document_count(), kb.store.chunk_count(), len(kb.lexical)) == (0, 0, 0)
+
+
+def test_pages_left_out_by_the_loader_are_named_in_every_outcome(kb: KnowledgeBase) -> None:
+    skipped = SkippedPage(number=2, label="ii", reason="damaged, MuPDF got no text from it (zlib error)")
+    doc = dataclasses.replace(_doc(ESPRESSO + " " + BEES, "Care", pages=3), skipped_pages=(skipped,))
+    expected = [SkippedPageInfo(number=2, label="ii", reason=skipped.reason)]
+    added = kb.ingest("care", doc)
+    assert (added.status, added.skipped_pages) == ("added", expected)
+    # The document is still missing the page when nothing changed, so an unchanged outcome says so too.
+    again = kb.ingest("care", doc)
+    assert (again.status, again.skipped_pages) == ("unchanged", expected)
+    assert kb.ingest("whole", _doc(BEES, "Bees", pages=2)).skipped_pages == []

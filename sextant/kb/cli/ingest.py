@@ -1,7 +1,8 @@
 """``sextant-ingest PATH… [-r] [--category C]``: add files to the knowledge base.
 
 Each file is loaded, chunked, embedded and stored on its own: a file that cannot be read is refused
-with its reason and the batch goes on. Exits 1 when anything was refused. With ``SEXTANT_OVERVIEWS=on`` and a
+with its reason and the batch goes on. A PDF page that cannot be read is left out, named with its reason,
+and the rest of the file is stored. Exits 1 when anything was refused. With ``SEXTANT_OVERVIEWS=on`` and a
 model configured (the agent's settings, with the ``[app]`` extras installed), it writes an overview of each
 new or changed document, stored as one more passage; ``--no-summaries`` skips that.
 """
@@ -24,6 +25,7 @@ from sextant.kb.documents import LoadedDocument, LoadError
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
 from sextant.kb.loaders import supported_files
 from sextant.kb.parsing import BoundedParser, ParseLimits
+from sextant.kb.results import SkippedPageInfo
 from sextant.kb.store import StoreError
 
 if TYPE_CHECKING:
@@ -41,6 +43,7 @@ class Summary:
     replaced: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)
+    skipped_pages: list[tuple[str, SkippedPageInfo]] = field(default_factory=list)
     pages: int = 0
     chunks: int = 0
     overviews: int = 0
@@ -51,9 +54,14 @@ class Summary:
             f"{files} files: {len(self.added)} added, {len(self.replaced)} replaced, "
             f"{len(self.unchanged)} unchanged (skipped), {len(self.refused)} refused; "
             f"{self.pages} pages, {self.chunks} chunks written"
+            + (f"; {len(self.skipped_pages)} unreadable pages left out" if self.skipped_pages else "")
             + (f"; overviews: {self.overviews}" if self.overviews else "")
         ]
         out.extend(f"refused {name}: {reason}" for name, reason in self.refused)
+        out.extend(
+            f"left out page {page.label} of {name}: {page.reason}; the rest is stored"
+            for name, page in self.skipped_pages
+        )
         return out
 
 
@@ -165,6 +173,7 @@ def ingest_paths(
                 summary.refused.append((str(path), str(exc)))
             else:
                 getattr(summary, outcome.status).append(doc_id)
+                summary.skipped_pages.extend((str(path), page) for page in outcome.skipped_pages)
                 if outcome.status != "unchanged":
                     summary.pages += outcome.pages
                     summary.chunks += outcome.chunks

@@ -8,18 +8,25 @@ hyphenated across a line break mended as the document's own words decide (see ``
 tables are written as one line per row (see ``pdf_tables``) in place of the words they cover, and
 pages are separated by a blank line. A PDF without a text layer is refused rather than stored
 empty: its pages are images and need OCR first.
+
+A page is unreadable when its reader reports a problem with it (a damaged content stream, a missing
+object) and gets no text from it. Such a page is left out and named in ``skipped_pages`` with the
+reader's words; the rest of the document is stored. A page the reader recovers text from despite a
+problem is kept. Only a PDF with no readable page is refused.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import pymupdf
 
-from sextant.kb.documents import LoadedDocument, LoadError, PageSpan, TableSpan
+from sextant.kb.documents import LoadedDocument, LoadError, PageSpan, SkippedPage, TableSpan
 from sextant.kb.loaders.builder import Heading, TextBuilder, clean_title, close_sections, stem
 from sextant.kb.loaders.pdf_furniture import PageBlocks, without_furniture
 from sextant.kb.loaders.pdf_hyphens import Vocabulary
@@ -40,6 +47,7 @@ _NO_TEXT = (
 )
 _NO_PAGES = "the PDF has no pages; it may be truncated or damaged, so export or download it again"
 _ENCRYPTED = "encrypted: it needs a password to open; save a copy without the password and add that"
+_NAMED_PAGES = 5  # a refusal names the first few unreadable pages, not hundreds
 # Metadata titles that converters write when the author set none.
 _PLACEHOLDER_TITLES = frozenset({"untitled", "title", "document", "slide 1"})
 _CONVERTER_PREFIXES = ("microsoft word - ", "microsoft powerpoint - ")
@@ -83,11 +91,17 @@ def _load_with_pymupdf(document: pymupdf.Document, name: str) -> LoadedDocument:
     # Two passes: running heads and hyphenated words are judged against the whole document.
     read: list[PageBlocks] = []
     words_of: list[list[Word]] = []
+    skipped: list[SkippedPage] = []
     for page in document.pages():
-        textpage = page.get_textpage(flags=_TEXT_FLAGS)
-        blocks = read_blocks(page.get_text("dict", textpage=textpage))
-        read.append(PageBlocks(blocks, page_height(page), page.get_label()))
-        words_of.append([_normalised(word) for word in page.get_text("words", textpage=textpage)])
+        label = page.get_label()
+        page_dict, words, problem = _read_page(page)
+        blocks = read_blocks(page_dict)
+        if problem and not blocks:
+            number = page.number + 1
+            skipped.append(SkippedPage(number, label or str(number), _damaged("MuPDF", problem)))
+        read.append(PageBlocks(blocks, page_height(page), label))
+        words_of.append(words)
+    unreadable = {page.number for page in skipped}
     kept_of = without_furniture(read)
     vocabulary = Vocabulary.of([line.text for line in block.lines] for blocks in kept_of for block in blocks)
     out = TextBuilder()
@@ -95,7 +109,8 @@ def _load_with_pymupdf(document: pymupdf.Document, name: str) -> LoadedDocument:
     tables: list[TableSpan] = []
     placed: list[PlacedBlock] = []
     for page, blocks, words, page_read in zip(document.pages(), kept_of, words_of, read, strict=True):
-        found = find_tables(page, blocks, words)
+        # A damaged page would only report its damage again to the table finder, which reads its drawings.
+        found = [] if page.number + 1 in unreadable else find_tables(page, blocks, words)
         table_boxes = [table.bbox for table in found]
         kept = [rest for block in blocks if (rest := block.without(table_boxes)) is not None]
         items: list[Block | FoundTable] = [*kept, *found]
@@ -116,12 +131,50 @@ def _load_with_pymupdf(document: pymupdf.Document, name: str) -> LoadedDocument:
         label = page_read.label or str(number)
         pages.append(PageSpan(len(out) if start is None else start, len(out), number, label))
     text = out.text()
-    if not text.strip():
-        raise LoadError(name, _NO_TEXT)
+    _check_text(text, skipped, name)
     toc = document.get_toc(simple=True)
     headings = outline_headings(toc, text, pages) if toc else font_headings(placed)
     title = _meta_title(document.metadata) or largest_line(placed) or _first_line(text) or stem(name)
-    return _document(text, title, pages, headings, tables)
+    return _document(text, title, pages, headings, tables, skipped)
+
+
+def _read_page(page: pymupdf.Page) -> tuple[dict[str, Any], list[Word], str]:
+    """A page's text dict and normalised words, and the problem MuPDF reported reading them ("" when none).
+
+    MuPDF reports most damage (a content stream that does not inflate, a missing object) as a warning
+    and reads on; only the text that came out tells whether anything was recovered.
+    """
+    pymupdf.TOOLS.mupdf_warnings()  # reading the messages clears those of earlier pages
+    try:
+        textpage = page.get_textpage(flags=_TEXT_FLAGS)
+        page_dict = page.get_text("dict", textpage=textpage)
+        words = [_normalised(word) for word in page.get_text("words", textpage=textpage)]
+    except MemoryError:
+        raise  # the worker refuses the file by its memory limit
+    # Like opening a damaged file, reading a damaged page raises several unrelated exception types.
+    except Exception as exc:
+        return {}, [], _problem(pymupdf.TOOLS.mupdf_warnings()) or f"{type(exc).__name__}: {exc}"
+    return page_dict, words, _problem(pymupdf.TOOLS.mupdf_warnings())
+
+
+def _problem(messages: str) -> str:
+    """The first of a reader's messages, without MuPDF's ``library error:`` prefix."""
+    return _first_line(messages).removeprefix("library error: ")
+
+
+def _damaged(reader: str, problem: str) -> str:
+    return f"damaged, {reader} got no text from it ({problem})"
+
+
+def _check_text(text: str, skipped: Sequence[SkippedPage], name: str) -> None:
+    """Refuse a PDF that yielded no text: its unreadable pages by name, else as scanned."""
+    if text.strip():
+        return
+    if not skipped:
+        raise LoadError(name, _NO_TEXT)
+    named = "; ".join(f"page {page.label}: {page.reason}" for page in skipped[:_NAMED_PAGES])
+    more = f"; and {len(skipped) - _NAMED_PAGES} more" if len(skipped) > _NAMED_PAGES else ""
+    raise LoadError(name, f"no page could be read: {named}{more}; repair or re-export the PDF and add it again")
 
 
 def _normalised(word: Sequence[Any]) -> Word:
@@ -137,7 +190,12 @@ def _weight(item: Block | FoundTable) -> int:
 
 
 def _document(
-    text: str, title: str, pages: Sequence[PageSpan], headings: Sequence[Heading], tables: Sequence[TableSpan]
+    text: str,
+    title: str,
+    pages: Sequence[PageSpan],
+    headings: Sequence[Heading],
+    tables: Sequence[TableSpan],
+    skipped: Sequence[SkippedPage],
 ) -> LoadedDocument:
     return LoadedDocument(
         text=text,
@@ -145,6 +203,7 @@ def _document(
         pages=tuple(pages),
         sections=close_sections(headings, len(text)),
         tables=tuple(tables),
+        skipped_pages=tuple(skipped),
     )
 
 
@@ -171,7 +230,7 @@ def _load_with_pypdf(data: bytes, name: str, first_error: str, max_pages: int | 
         if reader.is_encrypted and not reader.decrypt(""):
             raise LoadError(name, _ENCRYPTED)
         _check_pages(len(reader.pages), max_pages, name)
-        texts = [normalise(page.extract_text() or "") for page in reader.pages]
+        read = [_pypdf_page(page) for page in reader.pages]
         labels = list(reader.page_labels)
         toc = _pypdf_outline(reader, reader.outline, 1)
         metadata = {"title": reader.metadata.title if reader.metadata else ""}
@@ -180,21 +239,61 @@ def _load_with_pypdf(data: bytes, name: str, first_error: str, max_pages: int | 
     # pypdf, like MuPDF, raises many exception types for a damaged file.
     except Exception as exc:
         raise LoadError(name, f"not a readable PDF ({first_error}; pypdf: {exc})") from exc
-    if not texts:
+    if not read:
         raise LoadError(name, _NO_PAGES)
     out = TextBuilder()
     pages = []
-    for index, page_text in enumerate(texts):
+    skipped = []
+    for index, (page_text, problem) in enumerate(read):
         number = index + 1
         label = labels[index] if index < len(labels) and labels[index] else str(number)
         body = page_text.strip()
+        if problem and not body:
+            skipped.append(SkippedPage(number, label, _damaged("pypdf", problem)))
         start, end = out.paragraph(body) if body else (len(out), len(out))
         pages.append(PageSpan(start, end, number, label))
     text = out.text()
-    if not text.strip():
-        raise LoadError(name, _NO_TEXT)
+    _check_text(text, skipped, name)
     title = _meta_title(metadata) or _first_line(text) or stem(name)
-    return _document(text, title, pages, outline_headings(toc, text, pages), [])
+    return _document(text, title, pages, outline_headings(toc, text, pages), [], skipped)
+
+
+def _pypdf_page(page: Any) -> tuple[str, str]:
+    """A page's text through pypdf, and the first problem pypdf logged or raised reading it ("" when none)."""
+    with _pypdf_problems() as problems:
+        try:
+            text = normalise(page.extract_text() or "")
+        except MemoryError:
+            raise
+        except Exception as exc:  # pypdf raises many types for a damaged page, too
+            return "", f"{type(exc).__name__}: {exc}"
+    return text, _problem("\n".join(problems.messages))
+
+
+class _KeptMessages(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextmanager
+def _pypdf_problems() -> Iterator[_KeptMessages]:
+    """The warnings pypdf logs meanwhile (it logs a damaged page's problems and reads on), kept out of the log."""
+    handler = _KeptMessages()
+    logger = logging.getLogger("pypdf")
+    level, propagate = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    logger.propagate = False
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
 
 
 def _pypdf_outline(reader: Any, outline: Sequence[Any], level: int) -> list[list[object]]:

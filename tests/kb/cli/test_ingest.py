@@ -2,12 +2,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pymupdf
 import pytest
 
 from sextant.kb.cli import ingest
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.settings import KbSettings
+from tests.kb.loaders.pdf_factory import FILLER, damage_page, new_page, paragraph, to_bytes
 
 pytestmark = pytest.mark.slow
 
@@ -94,3 +96,22 @@ def test_an_ingested_pdf_keeps_its_original_for_page_images(store: Path, tmp_pat
     kept = kb.originals.get("manual")
     assert kept is not None and kept.read_bytes() == path.read_bytes()
     assert kb.originals.get("notes") is None
+
+
+def test_a_pdf_with_an_unreadable_page_is_stored_without_it_and_the_summary_names_it(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], embedder: Embedder
+) -> None:
+    doc = pymupdf.open()
+    for number in (1, 2, 3):
+        paragraph(new_page(doc), (72, 72, 540, 200), f"Page {number} of the field guide. {FILLER}")
+    damage_page(doc, 1)
+    (tmp_path / "guide.pdf").write_bytes(to_bytes(doc))
+
+    assert _run([str(tmp_path / "guide.pdf")]) == 0  # stored: a partial success is a success
+    out = capsys.readouterr().out
+    assert "1 files: 1 added" in out and "; 1 unreadable pages left out" in out
+    assert f"left out page 2 of {tmp_path / 'guide.pdf'}: damaged, MuPDF got no text from it (zlib error" in out
+
+    with KnowledgeBase.open(KbSettings(chroma_dir=store, _env_file=None), embedder=embedder) as kb:  # type: ignore[call-arg]
+        text = kb.document("guide").text
+    assert "Page 1 of the field guide" in text and "Page 3 of the field guide" in text and "Page 2" not in text

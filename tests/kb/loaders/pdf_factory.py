@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import pymupdf
 
@@ -47,6 +48,18 @@ def text_rows(page: pymupdf.Page, top: float, rows: Sequence[Sequence[str]], lef
     for r, cells in enumerate(rows):
         for c, cell in enumerate(cells):
             page.insert_text((left + c * 150, top + r * 16), cell, fontsize=10)
+
+
+def damage_page(doc: pymupdf.Document, index: int, how: Literal["inflate", "missing"] = "inflate") -> None:
+    """Make page ``index`` unreadable as damaged files are: its content stream claims to be deflated but is not
+    (``inflate``), or its contents name an object the file does not hold (``missing``)."""
+    page = doc[index]
+    if how == "inflate":
+        (xref,) = page.get_contents()
+        doc.update_stream(xref, b"these bytes were never deflated", compress=False)
+        doc.xref_set_key(xref, "Filter", "/FlateDecode")
+    else:
+        doc.xref_set_key(page.xref, "Contents", f"{doc.xref_length() + 100} 0 R")
 
 
 def to_bytes(doc: pymupdf.Document, **save: object) -> bytes:

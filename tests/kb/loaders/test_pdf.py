@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 import pymupdf
 import pytest
@@ -10,7 +11,15 @@ import pytest
 from sextant.kb.documents import LoadedDocument, LoadError
 from sextant.kb.loaders import load_bytes, pdf
 from tests.conftest import require_data
-from tests.kb.loaders.pdf_factory import FILLER, assert_well_formed, new_page, page_of, paragraph, to_bytes
+from tests.kb.loaders.pdf_factory import (
+    FILLER,
+    assert_well_formed,
+    damage_page,
+    new_page,
+    page_of,
+    paragraph,
+    to_bytes,
+)
 
 
 def _squash(text: str) -> str:
@@ -95,6 +104,50 @@ def test_pdf_with_only_drawings_and_images_is_refused_as_scanned() -> None:
     assert "OCR" in caught.value.reason
 
 
+def _pdf_with_damaged_pages(pages: int, damaged: dict[int, Literal["inflate", "missing"]]) -> bytes:
+    """``pages`` pages, page n saying "Page n is about topic n", with the pages in ``damaged`` (0-based) broken."""
+    doc = pymupdf.open()
+    for number in range(1, pages + 1):
+        paragraph(new_page(doc), (72, 72, 540, 200), f"Page {number} is about topic {number}. {FILLER}")
+    for index, how in damaged.items():
+        damage_page(doc, index, how)
+    return to_bytes(doc)
+
+
+@pytest.mark.parametrize(
+    ("how", "problem"),
+    [("inflate", "MuPDF got no text from it (zlib error: incorrect header check)"), ("missing", "not a stream")],
+)
+def test_a_damaged_page_is_left_out_and_named(how: Literal["inflate", "missing"], problem: str) -> None:
+    doc = pdf.load(_pdf_with_damaged_pages(3, {1: how}), "damaged.pdf")
+    [skipped] = doc.skipped_pages
+    assert (skipped.number, skipped.label) == (2, "2")
+    assert skipped.reason.startswith("damaged, ") and problem in skipped.reason
+    assert "Page 1 is about topic 1" in doc.text and "Page 3 is about topic 3" in doc.text
+    assert "topic 2" not in doc.text
+    # The damaged page keeps its place, empty, so the other pages keep their numbers.
+    assert [(p.number, p.end - p.start > 0) for p in doc.pages] == [(1, True), (2, False), (3, True)]
+    assert_well_formed(doc)
+
+
+def test_a_pdf_without_damaged_pages_names_none() -> None:
+    assert pdf.load(_pdf_with_damaged_pages(2, {}), "whole.pdf").skipped_pages == ()
+
+
+def test_a_pdf_whose_every_page_is_damaged_is_refused_naming_them() -> None:
+    with pytest.raises(
+        LoadError, match=r"^ruined.pdf: no page could be read: page 1: .*zlib.*; page 2: .*not a stream"
+    ):
+        pdf.load(_pdf_with_damaged_pages(2, {0: "inflate", 1: "missing"}), "ruined.pdf")
+
+
+def test_a_refusal_names_the_first_damaged_pages_and_counts_the_rest() -> None:
+    with pytest.raises(LoadError) as caught:
+        pdf.load(_pdf_with_damaged_pages(7, dict.fromkeys(range(7), "inflate")), "ruined.pdf")
+    assert "page 5: " in caught.value.reason and "page 6: " not in caught.value.reason
+    assert caught.value.reason.endswith("; and 2 more; repair or re-export the PDF and add it again")
+
+
 @pytest.mark.parametrize("data", [b"this is not a pdf at all", b"%PDF-1.7\n\x00\x01\x02 broken", b""])
 def test_unreadable_bytes_are_refused_with_a_reason(data: bytes) -> None:
     with pytest.raises(LoadError) as caught:
@@ -127,6 +180,22 @@ def test_pypdf_text_is_normalised_too(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(pdf.pymupdf, "open", refuse)
     assert "the file is flat" in pdf.load(data, "ligatures.pdf").text
+
+
+def test_pypdf_leaves_out_a_damaged_page_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("simulated MuPDF failure")
+
+    data = _pdf_with_damaged_pages(3, {2: "missing"})
+    monkeypatch.setattr(pdf.pymupdf, "open", refuse)
+    doc = pdf.load(data, "damaged.pdf")
+    [skipped] = doc.skipped_pages
+    assert (
+        skipped.number == 3
+        and "pypdf got no text from it (Object " in skipped.reason
+        and "not defined" in skipped.reason
+    )
+    assert "Page 2 is about topic 2" in doc.text and "topic 3" not in doc.text
 
 
 def test_both_readers_failing_names_both_reasons(monkeypatch: pytest.MonkeyPatch) -> None:
