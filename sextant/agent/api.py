@@ -101,7 +101,9 @@ class ModelHealth(BaseModel):
 
 class Health(BaseModel):
     status: Literal["ok", "degraded"]
-    kb_connected: bool
+    kb_connected: bool = Field(description="The knowledge-base process is running and answered its last probe.")
+    kb_reason: str | None = Field(None, description="Why the knowledge base is not connected; null when it is.")
+    kb_restarts: int = Field(0, description="How often the knowledge-base process was restarted since the agent began.")
     kb_tools: int
     model: ModelHealth
     answers: Literal["model", "excerpts"]

@@ -60,7 +60,8 @@ from sextant.agent.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from sextant.agent.kb_client import NO_PAGE_IMAGE, KbClient, KbUnavailable, current_workspace, stdio_server
+from sextant.agent.kb_client import NO_PAGE_IMAGE, KbUnavailable, current_workspace, stdio_server
+from sextant.agent.kb_supervisor import KbSupervisor
 from sextant.agent.lab import CompareRequest, LabComparison, LabOverview, comparison, read_overview
 from sextant.agent.loop import AgentLoop, HistoryItem
 from sextant.agent.models.factory import ModelChoice, build_model
@@ -81,12 +82,14 @@ MAX_BODY_BYTES = 25 * 1024 * 1024
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 # How often expired workspaces are looked for: one is gone within this long after its last request ends.
 SWEEP_S = 10.0
+# What a 503 for a knowledge base that is down tells the client to wait: about one restart.
+KB_RETRY_S = 5
 
 
 @dataclass
 class AgentState:
     settings: AgentSettings
-    kb: KbClient
+    kb: KbSupervisor
     choice: ModelChoice
     budget: DailyBudget
     limiter: MovingWindowRateLimiter
@@ -126,7 +129,7 @@ def create_app(
         choice = model or build_model(settings)
         kb_args = ["--workspace-ttl", str(settings.workspace_ttl)] if workspaces_on else []
         server = kb_server if kb_server is not None else stdio_server(settings.kb_command, kb_args)
-        async with KbClient(server) as kb:
+        async with KbSupervisor(server) as kb:
             state = AgentState(
                 settings=settings,
                 kb=kb,
@@ -345,6 +348,17 @@ async def _sweep_forever(state: AgentState) -> None:
         await asyncio.sleep(SWEEP_S)
 
 
+async def kb_answering(state: State) -> None:
+    """Refuse work while the knowledge base is down: an answer or upload now would be built on nothing."""
+    if not state.kb.connected:
+        raise _kb_down(KbUnavailable(state.kb.reason or "the knowledge base is not running"))
+
+
+def _kb_down(exc: KbUnavailable) -> HTTPException:
+    return HTTPException(503, f"the knowledge base is unavailable: {exc}", headers={"Retry-After": str(KB_RETRY_S)})
+
+
+Answering = Depends(kb_answering)
 Limited = Depends(rate_limited)
 Budgeted = Depends(within_budget)
 Asking = Depends(question_allowed)
@@ -402,19 +416,22 @@ def _routes(app: FastAPI) -> None:
         await sweep(state)
         return WorkspaceDeleted(status="deleting" if workspace in book.due() or workspace.in_flight else "deleted")
 
-    @app.post("/query", dependencies=[Limited, Budgeted, Asking])
+    @app.post("/query", dependencies=[Limited, Answering, Budgeted, Asking])
     async def query(body: QueryRequest, state: State) -> QueryResponse:
         """Answer a question; the whole answer at once."""
         sources: list[Passage] = list(body.passages)
         trace: list[ToolCallEvent | ToolResultEvent] = []
         answer: AnswerEvent | None = None
-        async for event in _run(state, body):
-            if isinstance(event, SourcesEvent):
-                sources = event.passages
-            elif isinstance(event, ToolCallEvent | ToolResultEvent):
-                trace.append(event)
-            elif isinstance(event, AnswerEvent):
-                answer = event
+        try:
+            async for event in _run(state, body):
+                if isinstance(event, SourcesEvent):
+                    sources = event.passages
+                elif isinstance(event, ToolCallEvent | ToolResultEvent):
+                    trace.append(event)
+                elif isinstance(event, AnswerEvent):
+                    answer = event
+        except KbUnavailable as exc:
+            raise _kb_down(exc) from exc
         if answer is None:
             raise HTTPException(500, "the agent finished without an answer")
         return QueryResponse(
@@ -434,7 +451,7 @@ def _routes(app: FastAPI) -> None:
 
     @app.post(
         "/query/stream",
-        dependencies=[Limited, Budgeted, Asking],
+        dependencies=[Limited, Answering, Budgeted, Asking],
         response_class=StreamingResponse,
         responses={
             200: {
@@ -453,6 +470,9 @@ def _routes(app: FastAPI) -> None:
             try:
                 async for event in _run(state, body):
                     yield sse(event)
+            except KbUnavailable as exc:
+                log.error("question failed: the knowledge base is unavailable: %s", exc)
+                yield sse(ErrorEvent(message=f"the knowledge base is unavailable: {exc}"))
             except Exception as exc:
                 log.exception("query failed")
                 yield sse(ErrorEvent(message=f"the answer failed: {exc}"))
@@ -464,7 +484,7 @@ def _routes(app: FastAPI) -> None:
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
 
-    @app.post("/ingest", dependencies=[Limited])
+    @app.post("/ingest", dependencies=[Limited, Answering])
     async def ingest(body: IngestRequest, state: State, workspace: Scoped) -> IngestResponse:
         """Add text documents (Markdown is understood); re-using an id replaces that document."""
         documents = [d.model_dump(exclude_none=True) for d in body.documents]
@@ -478,7 +498,9 @@ def _routes(app: FastAPI) -> None:
             result.overview = await _add_overview(state, result)
         return IngestResponse(request_id=current_request_id.get() or "", results=results)
 
-    @app.post("/upload", dependencies=[Limited], max_body_size=MAX_UPLOAD_FILES * MAX_UPLOAD_BYTES + 1024 * 1024)
+    @app.post(
+        "/upload", dependencies=[Limited, Answering], max_body_size=MAX_UPLOAD_FILES * MAX_UPLOAD_BYTES + 1024 * 1024
+    )
     async def upload(
         files: Annotated[list[UploadFile], File(description="PDF, DOCX, Markdown or text files.")],
         state: State,
@@ -494,7 +516,8 @@ def _routes(app: FastAPI) -> None:
             results = await _upload_each(state, files)
         if all(r.status == "refused" for r in results):
             # Nothing was stored: a client that checks only the status must see the refusal and its reasons.
-            raise HTTPException(422, "; ".join(f"{r.name}: {r.reason}" for r in results))
+            status = 503 if not state.kb.connected else 422
+            raise HTTPException(status, "; ".join(f"{r.name}: {r.reason}" for r in results))
         return IngestResponse(request_id=current_request_id.get() or "", results=results)
 
     async def _upload_each(state: AgentState, files: list[UploadFile]) -> list[IngestResult]:
@@ -535,7 +558,9 @@ def _routes(app: FastAPI) -> None:
         """The text of one page of a document, for reading around a cited passage."""
         try:
             text = await state.kb.read(f"kb://documents/{doc_id}/pages/{number}")
-        except Exception as exc:
+        except KbUnavailable as exc:
+            raise _kb_down(exc) from exc
+        except Exception as exc:  # the server's refusal to read the URI: no such document or page
             raise HTTPException(404, f"no page {number} in document {doc_id!r}") from exc
         return PageText(document_id=doc_id, page=number, text=text)
 
@@ -574,7 +599,7 @@ def _routes(app: FastAPI) -> None:
         try:
             outcome = await state.kb.call("kb_page_image", arguments, current_request_id.get())
         except KbUnavailable as exc:
-            raise HTTPException(503, str(exc)) from exc
+            raise _kb_down(exc) from exc
         if not outcome.ok:
             at = outcome.text.find(NO_PAGE_IMAGE)
             if at != -1:  # nothing to show; any other refusal is the knowledge base's failure
@@ -622,8 +647,10 @@ def _routes(app: FastAPI) -> None:
         configured = state.model is not None
         reachable = state.model_reachable if configured else False
         return Health(
-            status="ok" if (state.kb.tools and reachable is not False) or not configured else "degraded",
-            kb_connected=bool(state.kb.tools),
+            status="ok" if state.kb.connected and (reachable is not False or not configured) else "degraded",
+            kb_connected=state.kb.connected,
+            kb_reason=state.kb.reason,
+            kb_restarts=state.kb.restarts,
             kb_tools=len(state.kb.tools),
             model=ModelHealth(
                 configured=configured,
@@ -660,7 +687,7 @@ async def _kb_call(state: AgentState, name: str, arguments: dict[str, Any]) -> d
     try:
         outcome = await state.kb.call(name, arguments, current_request_id.get())
     except KbUnavailable as exc:
-        raise HTTPException(503, str(exc)) from exc
+        raise _kb_down(exc) from exc
     if not outcome.ok or outcome.structured is None:
         raise HTTPException(422, outcome.text or f"{name} failed")
     return outcome.structured

@@ -21,7 +21,9 @@ from types import TracebackType
 from typing import Any
 
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ImageContent, TextContent, TextResourceContents
+from mcp_types.jsonrpc import CONNECTION_CLOSED
 
 from sextant.agent.chat import ToolSpec
 
@@ -117,9 +119,18 @@ class KbClient:
         images = [_image(block) for block in result.content if isinstance(block, ImageContent)]
         return ToolOutcome(ok=not result.is_error, structured=result.structured_content, text=text, images=images)
 
+    async def probe(self) -> None:
+        """One round trip that changes nothing: ``server/discover`` (the 2026-07-28 revision has no ping)."""
+        await self._client.session.send_discover(self._client.protocol_version)
+
     async def read(self, uri: str) -> str:
         # Never from the client's cache: a replaced document, or another workspace, has other text at this URI.
-        result = await self._client.read_resource(uri, meta=_meta(None), cache_mode="bypass")
+        try:
+            result = await self._client.read_resource(uri, meta=_meta(None), cache_mode="bypass")
+        except MCPError as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                raise KbUnavailable(f"reading {uri} failed: {exc}") from exc
+            raise
         return "\n".join(c.text for c in result.contents if isinstance(c, TextResourceContents))
 
 

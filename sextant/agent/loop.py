@@ -49,7 +49,7 @@ from sextant.agent.events import (
 )
 from sextant.agent.excerpts import excerpt_answer, excerpt_statements
 from sextant.agent.grounding import QuoteMatch, Unsupported, check_statement, render
-from sextant.agent.kb_client import KbUnavailable, ToolOutcome
+from sextant.agent.kb_client import ToolOutcome
 from sextant.agent.passages import Passage, PassageBook
 from sextant.agent.policies import MAX_TURNS, SEARCH_K, ForcedSearch, Policy, Search, ToolUse
 from sextant.agent.verify import verify_answer
@@ -318,10 +318,9 @@ class AgentLoop:
             results.append(ToolResult(call.id, call.name, message, is_error=True))
             yield ToolResultEvent(id=call.id, name=call.name, ok=False, found=0, summary=message)
             return
-        try:
-            outcome = await self.kb.call(call.name, arguments, run.request_id)
-        except KbUnavailable as exc:
-            outcome = ToolOutcome(ok=False, structured=None, text=str(exc))
+        # A knowledge base that is down raises KbUnavailable through to the caller: an answer built on a
+        # failed search would read as "the documents say nothing".
+        outcome = await self.kb.call(call.name, arguments, run.request_id)
         if call.name == "kb_search":
             run.searches += 1
         if not outcome.ok or outcome.structured is None:
