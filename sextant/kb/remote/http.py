@@ -6,7 +6,8 @@ SDK's ``BearerAuthBackend`` against our ``TokenStore``. Behind them, ``/mcp`` an
 ``WWW-Authenticate: Bearer ... resource_metadata="..."`` without a valid token, and the OAuth 2.0
 Protected Resource Metadata (RFC 9728) is public at ``/.well-known/oauth-protected-resource`` and its
 ``/mcp``-suffixed form. Sextant runs no authorization server: the document names one only when
-``SEXTANT_KB_AUTHORIZATION_SERVERS`` does, and tokens come from ``sextant-kb-token``.
+``SEXTANT_KB_AUTHORIZATION_SERVERS`` does, and tokens come from ``sextant-kb-token``. Inside them, ``/mcp`` keeps
+no session (sessionless.py): 2026-07-28 requests and 2025-era handshakes alike, any process on the store.
 """
 
 from __future__ import annotations
@@ -24,8 +25,7 @@ from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAut
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.routes import build_resource_metadata_url
 from mcp.server.mcpserver import MCPServer
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -37,6 +37,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sextant.kb.remote.access import scope_middleware
+from sextant.kb.remote.sessionless import SessionlessManager
 from sextant.kb.remote.tokens import KB_READ, SCOPES, TokenError, TokenStore, tokens_path
 from sextant.settings import KbSettings
 
@@ -110,13 +111,12 @@ def build_app(server: MCPServer[Any], options: HttpOptions) -> Starlette:
     """The ASGI app serving ``server`` at ``/mcp`` behind the token, Origin and Host checks (adds the scope
     middleware to ``server``, so build one app per server)."""
     server.middleware.append(scope_middleware(server))
-    # Called for the session manager it configures (with the Host/Origin checks); its own app, which has
-    # no authentication, is not served.
-    server.streamable_http_app(
-        streamable_http_path=MCP_PATH, transport_security=_transport_security(options), host=options.host
+    # Built here rather than by server.streamable_http_app(), whose app has no authentication and whose
+    # manager answers every request the same way; the low-level server is what a manager serves.
+    session_manager = SessionlessManager(
+        server._lowlevel_server, _transport_security(options), max_body_bytes=DEFAULT_MAX_REQUEST_BODY_SIZE
     )
-    session_manager = server.session_manager
-    mcp = _RequireToken(StreamableHTTPASGIApp(session_manager), options)
+    mcp = _RequireToken(session_manager.routed, options)
 
     async def metadata(request: Request) -> JSONResponse:
         document: dict[str, Any] = {
@@ -147,6 +147,8 @@ def build_app(server: MCPServer[Any], options: HttpOptions) -> Starlette:
                     "last-event-id",
                     "mcp-session-id",
                     "mcp-protocol-version",
+                    "mcp-method",
+                    "mcp-name",
                 ],
                 expose_headers=["mcp-session-id", "www-authenticate"],
             ),
