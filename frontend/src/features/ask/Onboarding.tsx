@@ -1,9 +1,11 @@
 /** The empty conversation: first-run welcome, then "load the sample corpus" or "try a question". */
 import { BookOpen, FileUp, Lightbulb, X } from "lucide-react";
+import { useState } from "react";
 import type { DocumentEntry } from "@/api/types";
 import { Button } from "@/components/ui/button";
 import { Card, CardContent, CardHeader, CardTitle } from "@/components/ui/card";
 import { Skeleton } from "@/components/ui/skeleton";
+import { FIRST_RUN_KEY } from "./storage";
 
 export const SAMPLE_QUESTIONS = [
   "How often should the espresso machine be descaled?",
@@ -12,8 +14,6 @@ export const SAMPLE_QUESTIONS = [
 ];
 
 interface OnboardingProps {
-  firstRun: boolean;
-  onDismiss: () => void;
   documents: DocumentEntry[] | null;
   loadingSample: boolean;
   onLoadSample: () => void;
@@ -21,7 +21,12 @@ interface OnboardingProps {
   onAsk: (question: string) => void;
 }
 
-export function Onboarding({ firstRun, onDismiss, documents, loadingSample, onLoadSample, onUpload, onAsk }: OnboardingProps) {
+export function Onboarding({ documents, loadingSample, onLoadSample, onUpload, onAsk }: OnboardingProps) {
+  const [firstRun, setFirstRun] = useState(() => !window.localStorage.getItem(FIRST_RUN_KEY));
+  const onDismiss = () => {
+    window.localStorage.setItem(FIRST_RUN_KEY, "1");
+    setFirstRun(false);
+  };
   const empty = documents !== null && documents.length === 0;
   return (
     <div className="mx-auto max-w-2xl space-y-4 py-6" data-testid="onboarding">

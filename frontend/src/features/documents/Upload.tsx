@@ -1,12 +1,12 @@
 /** Files into the knowledge base: drag anywhere on the page or pick them; progress, then one line per file. */
 import { CheckCircle2, CircleMinus, FileUp, RefreshCw, XCircle } from "lucide-react";
-import { useCallback, useEffect, useState } from "react";
+import { type RefObject, useCallback, useEffect, useState } from "react";
 import { uploadFiles } from "@/api/client";
 import type { IngestResult } from "@/api/types";
 import { Badge } from "@/components/ui/badge";
 import { Dialog } from "@/components/ui/dialog";
 
-export const ACCEPT = ".pdf,.docx,.md,.markdown,.txt";
+const ACCEPT = ".pdf,.docx,.md,.markdown,.txt";
 const TYPES = /\.(pdf|docx|md|markdown|txt)$/i;
 const MAX_BYTES = 10 * 1024 * 1024;
 const PER_REQUEST = 20;
@@ -111,6 +111,26 @@ export function UploadDialog({ run, onClose }: { run: UploadRun | null; onClose:
         </div>
       )}
     </Dialog>
+  );
+}
+
+/** The hidden file input that every "Upload" button and the U shortcut click. */
+export function FilePicker({ inputRef, onFiles }: { inputRef: RefObject<HTMLInputElement | null>; onFiles: (files: File[]) => void }) {
+  return (
+    <input
+      ref={inputRef}
+      type="file"
+      multiple
+      accept={ACCEPT}
+      className="hidden"
+      aria-label="Choose files to upload"
+      data-testid="file-input"
+      onChange={(e) => {
+        const files = Array.from(e.target.files ?? []);
+        e.target.value = "";
+        if (files.length) onFiles(files);
+      }}
+    />
   );
 }
 

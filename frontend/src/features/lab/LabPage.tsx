@@ -1,4 +1,4 @@
-/** Index Lab: recall@10 against queries per second for each index and library, and one query through every index. */
+/** Index Lab (#/lab): recall@10 against queries per second for each index and library, and one query through every index. */
 import { FlaskConical } from "lucide-react";
 import { useEffect, useId, useRef, useState } from "react";
 import { Badge } from "@/components/ui/badge";
@@ -310,7 +310,8 @@ export function LabPage() {
   }, []);
 
   return (
-    <div className="mx-auto max-w-4xl space-y-4 p-4" data-testid="lab-page">
+    <main className="min-w-0 flex-1 overflow-y-auto">
+      <div className="mx-auto max-w-4xl space-y-4 p-4" data-testid="lab-page">
       <div className="flex items-center gap-2">
         <FlaskConical aria-hidden="true" className="size-5" />
         <h1 className="text-xl font-semibold">Index Lab</h1>
@@ -383,6 +384,7 @@ export function LabPage() {
           </Card>
         </>
       )}
-    </div>
+      </div>
+    </main>
   );
 }
