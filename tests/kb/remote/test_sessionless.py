@@ -126,10 +126,10 @@ async def test_responses_are_json_unless_the_call_asks_for_progress(tmp_path: Pa
 
         heard: list[tuple[float, float | None, str | None]] = []
 
-        async def progress(done: float, total: float | None, message: str | None) -> None:
-            heard.append((done, total, message))
+        async def heard_progress(progress: float, total: float | None, message: str | None) -> None:
+            heard.append((progress, total, message))
 
-        streamed = await client.call_tool("count", {"n": 3}, progress_callback=progress)
+        streamed = await client.call_tool("count", {"n": 3}, progress_callback=heard_progress)
         assert text(streamed.content) == "counted 3"
         assert responses[-1].headers["content-type"].startswith("text/event-stream")
         assert heard == [(1, 3, "1 of 3"), (2, 3, "2 of 3"), (3, 3, "3 of 3")]
