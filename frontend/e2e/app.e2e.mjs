@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { CORPUS, LAB_RESULTS, UPLOADED, startStack, step as runStep } from "./harness.mjs";
+import { CORPUS, LAB_RESULTS, step as runStep, startStack, UPLOADED } from "./harness.mjs";
 
 const WAIT = { timeout: 120_000 }; // the machine may be shared; answers come from real retrieval
 let stack;
@@ -71,7 +71,12 @@ test("ask a question, watch the trace and sources, open a citation and see its p
     // sextant-ingest keeps each PDF's original too: the cited page itself is shown, rendered by the knowledge base.
     const image = viewer.getByTestId("page-image").locator("img");
     await image.waitFor(WAIT);
-    assert.ok((await image.evaluate(async (img) => (await img.decode(), img.naturalWidth))) >= 800);
+    assert.ok(
+      (await image.evaluate(async (img) => {
+        await img.decode();
+        return img.naturalWidth;
+      })) >= 800,
+    );
     await page.keyboard.press("Escape");
     await viewer.waitFor({ state: "detached" });
   }));
@@ -117,7 +122,10 @@ test("drop a PDF on the page, then a follow-up finds a page-cited answer in it w
         // An uploaded PDF keeps its original: the page itself is shown, rendered by the knowledge base.
         const image = viewer.getByTestId("page-image").locator("img");
         await image.waitFor(WAIT);
-        const width = await image.evaluate(async (img) => (await img.decode(), img.naturalWidth));
+        const width = await image.evaluate(async (img) => {
+          await img.decode();
+          return img.naturalWidth;
+        });
         assert.ok(width >= 800, `the page image is rendered at a readable size (${width} px wide)`);
         await assertMarkedWhenEvidenced(cited.nth(i), viewer);
       }
@@ -165,15 +173,27 @@ test("the command palette opens the Index Lab: the committed benchmark curves, t
     await page.getByTestId("lab-dataset").first().waitFor(WAIT);
     assert.equal(await page.getByTestId("lab-unavailable").count(), 0);
     const datasets = await page.getByTestId("lab-dataset").evaluateAll((cards) => cards.map((c) => c.dataset.dataset));
-    assert.deepEqual(datasets, committed.datasets.map((d) => d.dataset));
+    assert.deepEqual(
+      datasets,
+      committed.datasets.map((d) => d.dataset),
+    );
     const first = committed.datasets[0];
     const chart = page.getByTestId("lab-chart").first();
     assert.equal(await chart.getByTestId("lab-curve").count(), first.curves.length);
     assert.equal(await chart.getByRole("img").count(), 1);
     const legend = await chart.getByTestId("lab-legend-item").evaluateAll((items) => items.map((i) => [i.textContent, i.dataset.system]));
-    assert.ok(legend.some(([name, system]) => name === "hnsw" && system === "sextant"), "ours is in the legend");
-    assert.ok(legend.some(([name, system]) => name === "hnsw · hnswlib" && system === "hnswlib"), "hnswlib is in the legend");
-    assert.ok(legend.some(([name, system]) => name === "hnsw · faiss" && system === "faiss"), "faiss is in the legend");
+    assert.ok(
+      legend.some(([name, system]) => name === "hnsw" && system === "sextant"),
+      "ours is in the legend",
+    );
+    assert.ok(
+      legend.some(([name, system]) => name === "hnsw · hnswlib" && system === "hnswlib"),
+      "hnswlib is in the legend",
+    );
+    assert.ok(
+      legend.some(([name, system]) => name === "hnsw · faiss" && system === "faiss"),
+      "faiss is in the legend",
+    );
     assert.equal(await chart.getByTestId("lab-table").locator("tbody tr").count(), first.curves.length);
 
     // POST /lab/compare over the e2e store: every index answers with hits, with latency and overlap shown.
@@ -182,7 +202,8 @@ test("the command palette opens the Index Lab: the committed benchmark curves, t
     await page.getByTestId("lab-comparison").waitFor(WAIT);
     const answers = page.getByTestId("lab-answer");
     const names = await answers.evaluateAll((els) => els.map((e) => e.dataset.index));
-    for (const index of ["chroma", "flat", "hnsw", "ivfpq", "ivfpq_rerank"]) assert.ok(names.includes(index), `${index} answered (got ${names})`);
+    for (const index of ["chroma", "flat", "hnsw", "ivfpq", "ivfpq_rerank"])
+      assert.ok(names.includes(index), `${index} answered (got ${names})`);
     for (let i = 0; i < (await answers.count()); i++) {
       const answer = answers.nth(i);
       const hits = await answer.getByTestId("lab-hit").count();

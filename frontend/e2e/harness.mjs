@@ -115,7 +115,12 @@ export async function startStack({ documents = null, model = { SEXTANT_PROVIDER:
     { ...env, SEXTANT_HOST: "127.0.0.1", SEXTANT_PORT: String(agentPort), SEXTANT_ALLOWED_ORIGINS: ui, SEXTANT_RATE_LIMIT: "1000" },
     work, // cwd: no stray .env from the checkout
   );
-  const server = start(process.execPath, [path.join(FRONTEND, "scripts", "serve.mjs"), "--port", String(uiPort), "--api", api], {}, FRONTEND);
+  const server = start(
+    process.execPath,
+    [path.join(FRONTEND, "scripts", "serve.mjs"), "--port", String(uiPort), "--api", api],
+    {},
+    FRONTEND,
+  );
   try {
     await waitFor(`${api}/health`, agent.child, agent.log);
     await waitFor(`${ui}/config.js`, server.child, server.log, 30);

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
 import { after, before, test } from "node:test";
-import { LOCAL_MODEL, MODELS_DIR, startStack, step as runStep } from "./harness.mjs";
+import { LOCAL_MODEL, MODELS_DIR, step as runStep, startStack } from "./harness.mjs";
 
 const DOCUMENT = "espresso-maintenance.pdf";
 const QUESTION = "How often should the espresso machine be descaled?";
@@ -37,76 +37,80 @@ after(async () => {
 
 const step = (name, body) => runStep(stack, { "local-": page }, name, body);
 
-test("the local model answers (or abstains), its forced search is in the trace, and each [n] opens its marked quote", { timeout: 600_000 }, () =>
-  step("answer", async () => {
-    // The model is configured: /health says so, and no "no model" banner appears once the page has read it.
-    const health = page.waitForResponse((r) => new URL(r.url()).pathname === "/health", WAIT);
-    await page.goto(stack.ui);
-    const body = await (await health).json();
-    assert.equal(body.model.configured, true, `the local model is configured (${JSON.stringify(body.model)})`);
-    await page.getByTestId("document-count").waitFor(WAIT);
-    assert.match(await page.getByTestId("document-count").innerText(), /^1 document:.*Espresso Machine/);
-    assert.equal(await page.getByTestId("no-model-banner").count(), 0);
+test(
+  "the local model answers (or abstains), its forced search is in the trace, and each [n] opens its marked quote",
+  { timeout: 600_000 },
+  () =>
+    step("answer", async () => {
+      // The model is configured: /health says so, and no "no model" banner appears once the page has read it.
+      const health = page.waitForResponse((r) => new URL(r.url()).pathname === "/health", WAIT);
+      await page.goto(stack.ui);
+      const body = await (await health).json();
+      assert.equal(body.model.configured, true, `the local model is configured (${JSON.stringify(body.model)})`);
+      await page.getByTestId("document-count").waitFor(WAIT);
+      assert.match(await page.getByTestId("document-count").innerText(), /^1 document:.*Espresso Machine/);
+      assert.equal(await page.getByTestId("no-model-banner").count(), 0);
 
-    await page.keyboard.press("/");
-    await page.keyboard.type(QUESTION);
-    await page.keyboard.press("Enter");
-    const turn = page.locator('[data-testid="turn"]').last();
-    await turn.and(page.locator('[data-status="done"]')).waitFor(WAIT);
+      await page.keyboard.press("/");
+      await page.keyboard.type(QUESTION);
+      await page.keyboard.press("Enter");
+      const turn = page.locator('[data-testid="turn"]').last();
+      await turn.and(page.locator('[data-status="done"]')).waitFor(WAIT);
 
-    // A written answer from the model, not excerpts.
-    const answer = turn.getByTestId("answer");
-    const text = await answer.innerText();
-    assert.doesNotMatch(text, /Excerpts, not a written answer/);
-    assert.match(text, /smollm2-135m-instruct/, "the answer is labelled with the model that wrote it");
-    console.log(`local model answer:\n${text}`);
+      // A written answer from the model, not excerpts.
+      const answer = turn.getByTestId("answer");
+      const text = await answer.innerText();
+      assert.doesNotMatch(text, /Excerpts, not a written answer/);
+      assert.match(text, /smollm2-135m-instruct/, "the answer is labelled with the model that wrote it");
+      console.log(`local model answer:\n${text}`);
 
-    // The loop's forced kb_search, which found passages.
-    const first = turn.getByTestId("trace-step").first();
-    assert.match((await first.textContent()) ?? "", /kb_search[\s\S]*by the loop/); // in a closed <details>
-    assert.equal(await first.getAttribute("data-outcome"), "found");
+      // The loop's forced kb_search, which found passages.
+      const first = turn.getByTestId("trace-step").first();
+      assert.match((await first.textContent()) ?? "", /kb_search[\s\S]*by the loop/); // in a closed <details>
+      assert.equal(await first.getAttribute("data-outcome"), "found");
 
-    // What the model was shown: the sources panel lists the espresso manual's passages, each with its page.
-    const sources = page.getByTestId("sources").locator("li button");
-    const shown = new Map();
-    for (let i = 0; i < (await sources.count()); i++) {
-      const name = (await sources.nth(i).getAttribute("aria-label")) ?? "";
-      const m = /^Source (\d+): (.*), page (\S+)/.exec(name);
-      assert.ok(m, `source ${i} names its page (${name})`);
-      assert.match(m[2], /Espresso Machine/);
-      shown.set(m[1], m[3]);
-    }
-    assert.ok(shown.size >= 1, "the search showed the model at least one passage");
+      // What the model was shown: the sources panel lists the espresso manual's passages, each with its page.
+      const sources = page.getByTestId("sources").locator("li button");
+      const shown = new Map();
+      for (let i = 0; i < (await sources.count()); i++) {
+        const name = (await sources.nth(i).getAttribute("aria-label")) ?? "";
+        const m = /^Source (\d+): (.*), page (\S+)/.exec(name);
+        assert.ok(m, `source ${i} names its page (${name})`);
+        assert.match(m[2], /Espresso Machine/);
+        shown.set(m[1], m[3]);
+      }
+      assert.ok(shown.size >= 1, "the search showed the model at least one passage");
 
-    // Either every [n] opens a shown espresso passage with its quote marked, or the answer abstains with no [n].
-    const citations = answer.locator("button[data-citation]");
-    const count = await citations.count();
-    assert.equal(await answer.locator("[data-dangling]").count(), 0, "no label without a passage");
-    if (count === 0) {
-      assert.ok(text.includes(NOT_ANSWERED), `an answer with no [n] is the abstention sentence (${text})`);
-      return;
-    }
-    for (let i = 0; i < count; i++) {
-      const label = await citations.nth(i).getAttribute("data-citation");
-      assert.ok(shown.has(label), `[${label}] is one of the shown passages (${[...shown.keys()]})`);
-      const evidenced = Number((await citations.nth(i).getAttribute("data-evidence")) ?? 0);
-      assert.ok(evidenced > 0, `[${label}] carries the quote that was found in its passage`);
-      await citations.nth(i).click();
-      const viewer = page.getByTestId("passage-viewer");
-      await viewer.waitFor();
-      assert.match(await page.locator("dialog[open] h2").innerText(), new RegExp(`^\\[${label}\\]`));
-      assert.match(await viewer.getByTestId("passage-document").innerText(), /Espresso Machine/);
-      assert.equal((await viewer.getByTestId("passage-page").innerText()).trim().split(" ")[0], shown.get(label));
-      const passageText = viewer.getByTestId("passage-text");
-      const whole = flat(await passageText.innerText()).toLowerCase();
-      assert.ok(whole.length > 0);
-      // The statement's quote is highlighted, and what is highlighted is the passage's own text.
-      const marks = passageText.locator("mark[data-evidence]");
-      assert.ok((await marks.count()) >= 1, `[${label}] opens with its quote marked`);
-      const marked = flat((await marks.allInnerTexts()).join(" "));
-      assert.ok(marked.length >= MIN_QUOTE_CHARS, `the marked quote is a real quote (${marked})`);
-      for (const m of await marks.allInnerTexts()) assert.ok(whole.includes(flat(m).toLowerCase()), `the mark "${m}" is passage text`);
-      await page.keyboard.press("Escape");
-      await viewer.waitFor({ state: "detached" });
-    }
-  }));
+      // Either every [n] opens a shown espresso passage with its quote marked, or the answer abstains with no [n].
+      const citations = answer.locator("button[data-citation]");
+      const count = await citations.count();
+      assert.equal(await answer.locator("[data-dangling]").count(), 0, "no label without a passage");
+      if (count === 0) {
+        assert.ok(text.includes(NOT_ANSWERED), `an answer with no [n] is the abstention sentence (${text})`);
+        return;
+      }
+      for (let i = 0; i < count; i++) {
+        const label = await citations.nth(i).getAttribute("data-citation");
+        assert.ok(shown.has(label), `[${label}] is one of the shown passages (${[...shown.keys()]})`);
+        const evidenced = Number((await citations.nth(i).getAttribute("data-evidence")) ?? 0);
+        assert.ok(evidenced > 0, `[${label}] carries the quote that was found in its passage`);
+        await citations.nth(i).click();
+        const viewer = page.getByTestId("passage-viewer");
+        await viewer.waitFor();
+        assert.match(await page.locator("dialog[open] h2").innerText(), new RegExp(`^\\[${label}\\]`));
+        assert.match(await viewer.getByTestId("passage-document").innerText(), /Espresso Machine/);
+        assert.equal((await viewer.getByTestId("passage-page").innerText()).trim().split(" ")[0], shown.get(label));
+        const passageText = viewer.getByTestId("passage-text");
+        const whole = flat(await passageText.innerText()).toLowerCase();
+        assert.ok(whole.length > 0);
+        // The statement's quote is highlighted, and what is highlighted is the passage's own text.
+        const marks = passageText.locator("mark[data-evidence]");
+        assert.ok((await marks.count()) >= 1, `[${label}] opens with its quote marked`);
+        const marked = flat((await marks.allInnerTexts()).join(" "));
+        assert.ok(marked.length >= MIN_QUOTE_CHARS, `the marked quote is a real quote (${marked})`);
+        for (const m of await marks.allInnerTexts()) assert.ok(whole.includes(flat(m).toLowerCase()), `the mark "${m}" is passage text`);
+        await page.keyboard.press("Escape");
+        await viewer.waitFor({ state: "detached" });
+      }
+    }),
+);

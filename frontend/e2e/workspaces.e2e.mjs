@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { CORPUS, startStack, step as runStep } from "./harness.mjs";
+import { CORPUS, step as runStep, startStack } from "./harness.mjs";
 
 const WAIT = { timeout: 120_000 };
 const TOKEN_KEY = "sextant.workspace.v1";

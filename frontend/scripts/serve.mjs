@@ -7,9 +7,8 @@ import { createServer } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-const args = Object.fromEntries(
-  process.argv.slice(2).reduce((pairs, arg, i, all) => (arg.startsWith("--") ? [...pairs, [arg.slice(2), all[i + 1]]] : pairs), []),
-);
+const argv = process.argv.slice(2);
+const args = Object.fromEntries(argv.flatMap((arg, i) => (arg.startsWith("--") ? [[arg.slice(2), argv[i + 1]]] : [])));
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(args.dir ?? path.join(here, "..", "dist"));
 const port = Number(args.port ?? process.env.PORT ?? 3000);

@@ -4,7 +4,10 @@ import { App } from "./App";
 import { ToastProvider } from "./components/ui/toast";
 import "./index.css";
 
-createRoot(document.getElementById("root")!).render(
+const root = document.getElementById("root");
+if (!root) throw new Error("index.html has no #root element to render into");
+
+createRoot(root).render(
   <StrictMode>
     <ToastProvider>
       <App />

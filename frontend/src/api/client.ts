@@ -2,7 +2,7 @@
 import { apiBase } from "./config";
 import { ApiError, errorFrom, messageFrom, request, unreachable } from "./http";
 import type { DocumentEntry, DocumentsResponse, Health, IngestResponse, PageText, WorkspaceDeleted, WorkspaceInfo } from "./types";
-import { authorization, learnMode, refused, type Access } from "./workspace";
+import { type Access, authorization, learnMode, refused } from "./workspace";
 
 /** Why a read found nothing to read: workspaces are on and this browser holds none. */
 export const NO_WORKSPACE = "this browser holds no workspace now; documents from an earlier one were deleted with it";

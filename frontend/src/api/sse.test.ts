@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SseParser, readAgentEvents, toAgentEvent } from "@/api/sse";
+import { readAgentEvents, SseParser, toAgentEvent } from "@/api/sse";
 import type { AgentEvent } from "@/api/types";
 
 const WIRE =

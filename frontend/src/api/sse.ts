@@ -3,7 +3,7 @@
  * here by the WHATWG rules (lines end in LF, CR or CRLF; a blank line dispatches; `data` lines join
  * with LF; a leading space after the colon is dropped; lines starting with `:` are comments).
  */
-import { EVENT_NAMES, type AgentEvent, type EventName } from "./types";
+import { type AgentEvent, EVENT_NAMES, type EventName } from "./types";
 
 export interface SseFrame {
   event: string;
@@ -80,10 +80,7 @@ export function toAgentEvent(frame: SseFrame): AgentEvent | null {
 }
 
 /** Read a response body to the end, calling `onEvent` for each agent event as it arrives. */
-export async function readAgentEvents(
-  body: ReadableStream<Uint8Array>,
-  onEvent: (event: AgentEvent) => void,
-): Promise<void> {
+export async function readAgentEvents(body: ReadableStream<Uint8Array>, onEvent: (event: AgentEvent) => void): Promise<void> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   const parser = new SseParser();

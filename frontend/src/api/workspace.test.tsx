@@ -219,7 +219,10 @@ describe("limit refusals", () => {
     agent.refuse("POST /upload", 409, "limit reached: this workspace holds 20 documents (SEXTANT_WORKSPACE_DOCUMENTS=20)");
 
     const error = (await ask()).find((e) => e.event === "error");
-    expect(error).toMatchObject({ status: 429, message: expect.stringMatching(/SEXTANT_WORKSPACE_QUESTIONS=100\) \(try again in 60 s\)$/) });
+    expect(error).toMatchObject({
+      status: 429,
+      message: expect.stringMatching(/SEXTANT_WORKSPACE_QUESTIONS=100\) \(try again in 60 s\)$/),
+    });
     await expect(upload()).rejects.toMatchObject({ status: 409, message: expect.stringContaining("SEXTANT_WORKSPACE_DOCUMENTS=20") });
     expect(workspace.workspaceState().held?.token).toBe("t1"); // a refusal is not a lost workspace
   });

@@ -16,7 +16,7 @@ export interface Command {
 export function CommandPalette({ open, onClose, commands }: { open: boolean; onClose: () => void; commands: Command[] }) {
   const [query, setQuery] = useState("");
   const [active, setActive] = useState(0);
-  const listRef = useRef<HTMLUListElement>(null);
+  const listRef = useRef<HTMLDivElement>(null);
   const shown = useMemo(() => {
     const words = query.toLowerCase().split(/\s+/).filter(Boolean);
     return commands.filter((c) => words.every((w) => `${c.group} ${c.label}`.toLowerCase().includes(w)));
@@ -27,7 +27,6 @@ export function CommandPalette({ open, onClose, commands }: { open: boolean; onC
       setActive(0);
     }
   }, [open]);
-  useEffect(() => setActive(0), [query]);
   useEffect(() => {
     listRef.current?.querySelector(`[data-index="${active}"]`)?.scrollIntoView({ block: "nearest" });
   }, [active]);
@@ -54,7 +53,10 @@ export function CommandPalette({ open, onClose, commands }: { open: boolean; onC
             placeholder="Type a command or a conversation's name…"
             className="h-10 w-full bg-transparent text-sm outline-none"
             value={query}
-            onChange={(e) => setQuery(e.target.value)}
+            onChange={(e) => {
+              setQuery(e.target.value);
+              setActive(0);
+            }}
             onKeyDown={(e) => {
               if (e.key === "ArrowDown") {
                 e.preventDefault();
@@ -69,13 +71,15 @@ export function CommandPalette({ open, onClose, commands }: { open: boolean; onC
             }}
           />
         </div>
-        <ul id="command-list" role="listbox" aria-label="Commands" ref={listRef} className="max-h-80 overflow-y-auto">
-          {shown.length === 0 && <li className="p-3 text-sm text-muted-foreground">No command matches “{query}”.</li>}
+        <div id="command-list" role="listbox" aria-label="Commands" ref={listRef} className="max-h-80 overflow-y-auto">
+          {shown.length === 0 && <p className="p-3 text-sm text-muted-foreground">No command matches “{query}”.</p>}
           {shown.map((c, i) => (
-            <li
+            // biome-ignore lint/a11y/useKeyWithClickEvents: the keys are the combobox's, which points here with aria-activedescendant
+            <div
               key={c.id}
               id={`command-${c.id}`}
               role="option"
+              tabIndex={-1}
               aria-selected={i === active}
               data-index={i}
               onMouseMove={() => setActive(i)}
@@ -90,9 +94,9 @@ export function CommandPalette({ open, onClose, commands }: { open: boolean; onC
                 {c.label}
               </span>
               {c.shortcut && <Kbd>{c.shortcut}</Kbd>}
-            </li>
+            </div>
           ))}
-        </ul>
+        </div>
       </div>
     </Dialog>
   );
@@ -106,8 +110,8 @@ export function ShortcutsDialog({ open, onClose, shortcuts }: { open: boolean; o
           {shortcuts.map(([keys, what]) => (
             <tr key={keys} className="border-b last:border-0">
               <td className="py-1.5 pr-4 whitespace-nowrap">
-                {keys.split(" ").map((k, i) => (
-                  <Kbd key={i} className="mr-1">
+                {keys.split(" ").map((k) => (
+                  <Kbd key={k} className="mr-1">
                     {k}
                   </Kbd>
                 ))}

@@ -12,8 +12,8 @@ import { Sources } from "@/features/ask/Sources";
 import { AskContext, useAsk } from "@/features/ask/useAsk";
 import { DropOverlay, FilePicker, UploadDialog } from "@/features/documents/Upload";
 import { DocumentsContext, useDocuments } from "@/features/documents/useDocuments";
-import { WorkspaceLostBanner, WorkspaceNote } from "@/features/workspace/Workspace";
 import { useDeleteWorkspace, useWorkspace } from "@/features/workspace/useWorkspace";
+import { WorkspaceLostBanner, WorkspaceNote } from "@/features/workspace/Workspace";
 import { Header } from "./Header";
 import { HealthBanner } from "./HealthBanner";
 import { type Page, SHORTCUTS, useCommands, useShortcutKeys } from "./useCommands";
@@ -81,18 +81,14 @@ export function Shell() {
     <AskContext value={session}>
       <DocumentsContext value={documents}>
         <div className="flex h-full flex-col">
-          <a
-            href="#question"
+          {/* A button, not a link to #question: the hash is the router's address. */}
+          <button
+            type="button"
             className="sr-only focus:not-sr-only focus:absolute focus:top-2 focus:left-2 focus:z-50 focus:rounded focus:bg-card focus:p-2"
-            onClick={(e) => {
-              // The hash is the router's: move focus here instead of letting the browser navigate to #question.
-              e.preventDefault();
-              if (pathname === "/") inputRef.current?.focus();
-              else go("/");
-            }}
+            onClick={() => (pathname === "/" ? inputRef.current?.focus() : go("/"))}
           >
             Skip to the question box
-          </a>
+          </button>
           <Header
             health={health}
             onConversations={() => setDrawer("conversations")}

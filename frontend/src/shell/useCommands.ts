@@ -61,7 +61,9 @@ export function useCommands({ session, documents, workspaces, removeWorkspace, s
       },
       { id: "upload", group: "Documents", label: "Upload files…", shortcut: "U", run: pickFiles },
       { id: "sample", group: "Documents", label: "Load the sample corpus", run: () => void loadSample() },
-      ...(workspaces ? [{ id: "delete-workspace", group: "Workspace", label: "Delete this workspace", run: () => void removeWorkspace() }] : []),
+      ...(workspaces
+        ? [{ id: "delete-workspace", group: "Workspace", label: "Delete this workspace", run: () => void removeWorkspace() }]
+        : []),
       { id: "sources", group: "View", label: "Show the sources", shortcut: "S", run: showSources },
       { id: "ask", group: "Go to", label: "Ask", shortcut: "A", run: () => go("/") },
       { id: "lab", group: "Go to", label: "Index Lab", shortcut: "L", run: () => go("/lab") },

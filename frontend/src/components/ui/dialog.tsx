@@ -1,6 +1,6 @@
 /** A modal on the native <dialog>: focus moves in and is trapped, Escape closes, focus returns after. */
 import { X } from "lucide-react";
-import { useEffect, useRef, type ReactNode } from "react";
+import { type ReactNode, useEffect, useRef } from "react";
 import { cn } from "@/lib/utils";
 import { Button } from "./button";
 
@@ -25,6 +25,7 @@ export function Dialog({ open, onClose, title, description, children, className,
     if (!open && dialog.open) dialog.close();
   }, [open]);
   return (
+    // biome-ignore lint/a11y/useKeyWithClickEvents: the keyboard's way out is Esc (onCancel); the click is only the backdrop's
     <dialog
       ref={ref}
       onClose={onClose}

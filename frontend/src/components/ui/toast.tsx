@@ -1,6 +1,6 @@
 /** Toasts: a polite live region for news, an assertive one for errors; each can be dismissed. */
 import { CircleAlert, CircleCheck, Info, X } from "lucide-react";
-import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from "react";
+import { createContext, type ReactNode, useCallback, useContext, useMemo, useState } from "react";
 import { cn } from "@/lib/utils";
 
 type Kind = "info" | "success" | "error";
@@ -49,13 +49,16 @@ export function ToastProvider({ children }: { children: ReactNode }) {
           >
             <Icon
               aria-hidden="true"
-              className={cn("mt-0.5 size-4 shrink-0", t.kind === "error" ? "text-destructive" : t.kind === "success" ? "text-success" : "text-primary")}
+              className={cn(
+                "mt-0.5 size-4 shrink-0",
+                t.kind === "error" ? "text-destructive" : t.kind === "success" ? "text-success" : "text-primary",
+              )}
             />
             <div className="min-w-0 flex-1">
               <p className="font-medium">{t.kind === "error" ? `Error: ${t.title}` : t.title}</p>
               {t.detail && <p className="mt-0.5 break-words text-muted-foreground">{t.detail}</p>}
             </div>
-            <button className="rounded p-0.5 hover:bg-muted" aria-label="Dismiss notification" onClick={() => dismiss(t.id)}>
+            <button type="button" className="rounded p-0.5 hover:bg-muted" aria-label="Dismiss notification" onClick={() => dismiss(t.id)}>
               <X className="size-4" />
             </button>
           </div>

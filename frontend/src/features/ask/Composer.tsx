@@ -1,5 +1,5 @@
 import { ArrowUp, Square } from "lucide-react";
-import { useState, type RefObject } from "react";
+import { type RefObject, useState } from "react";
 import { Button } from "@/components/ui/button";
 import { Textarea } from "@/components/ui/input";
 

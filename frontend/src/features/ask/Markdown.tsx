@@ -1,16 +1,15 @@
 /**
- * Renders an answer's Markdown; every `[n]` becomes a citation control (see lib/markdown.ts), told its
+ * Renders an answer's Markdown; every `[n]` becomes a citation control (see parseMarkdown.ts), told its
  * place among the answer's citations, and the statements named in `flagged` are marked as unsupported.
  */
-import { Fragment, memo, useMemo, type ReactNode } from "react";
+// biome-ignore-all lint/suspicious/noArrayIndexKey: Markdown re-parsed on every token has no ids; a node's path of positions is its identity
+import { Fragment, memo, type ReactNode, useMemo } from "react";
 import { looseFind } from "@/features/ask/evidence";
-import { parseBlocks, parseInline, type Block, type Inline } from "@/features/ask/parseMarkdown";
+import { type Block, type Inline, parseBlocks, parseInline } from "@/features/ask/parseMarkdown";
 import { cn } from "@/lib/utils";
 
-export interface CitationRenderer {
-  /** `ordinal`: this control's place among all the answer's citation controls, in reading order. */
-  (label: number, key: string, ordinal: number): ReactNode;
-}
+/** `ordinal`: this control's place among all the answer's citation controls, in reading order. */
+export type CitationRenderer = (label: number, key: string, ordinal: number) => ReactNode;
 
 interface MarkdownProps {
   text: string;
@@ -146,7 +145,12 @@ function blocks(nodes: Block[], ctx: Ctx, prefix: string): ReactNode[] {
               <thead>
                 <tr>
                   {block.header.map((cell, c) => (
-                    <th key={c} scope="col" className="border bg-muted px-2 py-1 font-semibold" style={{ textAlign: block.align[c] ?? "left" }}>
+                    <th
+                      key={c}
+                      scope="col"
+                      className="border bg-muted px-2 py-1 font-semibold"
+                      style={{ textAlign: block.align[c] ?? "left" }}
+                    >
                       {text(cell, ctx, `${key}.h${c}`)}
                     </th>
                   ))}

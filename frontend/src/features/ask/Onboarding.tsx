@@ -35,7 +35,9 @@ export function Onboarding({ documents, loadingSample, onLoadSample, onUpload, o
           <CardHeader className="flex-row items-start justify-between">
             <div>
               <CardTitle>Welcome to Sextant</CardTitle>
-              <p className="mt-1 text-sm text-muted-foreground">Answers from your own documents, every claim cited to a page you can open.</p>
+              <p className="mt-1 text-sm text-muted-foreground">
+                Answers from your own documents, every claim cited to a page you can open.
+              </p>
             </div>
             <Button variant="ghost" size="icon" aria-label="Dismiss the welcome" onClick={onDismiss}>
               <X />
@@ -60,7 +62,7 @@ export function Onboarding({ documents, loadingSample, onLoadSample, onUpload, o
         </CardHeader>
         <CardContent className="space-y-3 text-sm">
           {documents === null ? (
-            <div className="space-y-2" aria-label="Loading documents">
+            <div className="space-y-2" role="status" aria-label="Loading documents">
               <Skeleton className="h-4 w-1/2" />
               <Skeleton className="h-4 w-1/3" />
             </div>
@@ -96,7 +98,13 @@ export function Onboarding({ documents, loadingSample, onLoadSample, onUpload, o
         </CardHeader>
         <CardContent className="flex flex-col items-start gap-2">
           {SAMPLE_QUESTIONS.map((q) => (
-            <Button key={q} variant="secondary" size="sm" className="h-auto max-w-full py-1.5 text-left whitespace-normal" onClick={() => onAsk(q)}>
+            <Button
+              key={q}
+              variant="secondary"
+              size="sm"
+              className="h-auto max-w-full py-1.5 text-left whitespace-normal"
+              onClick={() => onAsk(q)}
+            >
               {q}
             </Button>
           ))}

@@ -2,10 +2,10 @@ import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/re
 import { useState } from "react";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { AnswerStatement, Passage } from "@/api/types";
-import { PassageViewer } from "@/features/ask/PassageViewer";
-import { Thread } from "@/features/ask/Thread";
 import type { ChatTurn } from "@/features/ask/conversation";
 import type { PassageFocus } from "@/features/ask/evidence";
+import { PassageViewer } from "@/features/ask/PassageViewer";
+import { Thread } from "@/features/ask/Thread";
 import { answerEvent, passage } from "@/test/fixtures";
 
 const TEXT = "Descale the machine every two\nmonths above 120 ppm. Rinse the\ntank twice after descal-\ning.";
@@ -159,7 +159,9 @@ describe("the page of a PDF passage", () => {
     agent({ status: 404, detail: "no page image: 'espresso-maintenance' has no page images: its original PDF is not kept" });
     render(<PassageViewer passage={pdf} focus={focus} onClose={() => undefined} />);
     await screen.findByText("The whole of page three.");
-    expect(screen.getByTestId("no-page-image").textContent).toMatch(/^No image of this page: 'espresso-maintenance' .*original PDF is not kept/);
+    expect(screen.getByTestId("no-page-image").textContent).toMatch(
+      /^No image of this page: 'espresso-maintenance' .*original PDF is not kept/,
+    );
     expect(screen.queryByRole("img")).toBeNull();
     expect(screen.queryByRole("group", { name: "Show the page as" })).toBeNull();
   });

@@ -8,12 +8,12 @@ import { AlertTriangle, ExternalLink, FileText, Image as ImageIcon } from "lucid
 import { useEffect, useMemo, useRef, useState } from "react";
 import { getPage, getPageImage } from "@/api/client";
 import type { Passage } from "@/api/types";
-import { markedPassage, type PassageFocus } from "@/features/ask/evidence";
-import { cn } from "@/lib/utils";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Dialog } from "@/components/ui/dialog";
 import { Skeleton } from "@/components/ui/skeleton";
+import { markedPassage, type PassageFocus } from "@/features/ask/evidence";
+import { cn } from "@/lib/utils";
 
 interface PassageViewerProps {
   passage: Passage | null;
@@ -51,9 +51,7 @@ export function PassageViewer({ passage, focus, gone = false, onClose }: Passage
               </>
             )}
             <dt className="text-muted-foreground">From</dt>
-            <dd>
-              {passage.tier === "web" ? <Badge variant="outline">web</Badge> : <Badge variant="secondary">your documents</Badge>}
-            </dd>
+            <dd>{passage.tier === "web" ? <Badge variant="outline">web</Badge> : <Badge variant="secondary">your documents</Badge>}</dd>
           </dl>
           {focus?.statement && <CitedFor focus={focus} />}
           <section aria-label="Passage text">
@@ -71,7 +69,11 @@ export function PassageViewer({ passage, focus, gone = false, onClose }: Passage
             </p>
           )}
           {passage.document_id && passage.page && !gone && (
-            <WholePage key={`${passage.label}:${passage.chunk_id}:${focus?.evidence[0]?.quote ?? ""}`} passage={passage} quote={focus?.evidence[0]?.quote} />
+            <WholePage
+              key={`${passage.label}:${passage.chunk_id}:${focus?.evidence[0]?.quote ?? ""}`}
+              passage={passage}
+              quote={focus?.evidence[0]?.quote}
+            />
           )}
         </div>
       )}
@@ -103,7 +105,7 @@ function PassageText({ passage, focus }: { passage: Passage; focus?: PassageFocu
   const { segments, missing } = useMemo(() => markedPassage(passage.text, evidence ?? []), [passage.text, evidence]);
   const ref = useRef<HTMLQuoteElement>(null);
   useEffect(() => {
-    ref.current?.querySelector("mark")?.scrollIntoView?.({ block: "center" });
+    if (segments.some((s) => s.marked)) ref.current?.querySelector("mark")?.scrollIntoView?.({ block: "center" });
   }, [segments]);
   return (
     <>
@@ -115,10 +117,12 @@ function PassageText({ passage, focus }: { passage: Passage; focus?: PassageFocu
         {passage.text
           ? segments.map((s, i) =>
               s.marked ? (
+                // biome-ignore lint/suspicious/noArrayIndexKey: segments are consecutive stretches of one fixed text; position is identity
                 <mark key={i} data-evidence="true" className="rounded-sm bg-highlight px-0.5 text-highlight-foreground">
                   {s.text}
                 </mark>
               ) : (
+                // biome-ignore lint/suspicious/noArrayIndexKey: as above
                 <span key={i}>{s.text}</span>
               ),
             )
@@ -152,6 +156,9 @@ function WholePage({ passage, quote }: { passage: Passage; quote?: string }) {
   const number = passage.page ?? 1;
   const label = passage.page_label ?? String(number);
 
+  // Runs when the view changes: the passage and quote are fixed (the component is keyed by them), and the load state is
+  // read, not watched, since watching it would abort the load it starts.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: see above
   useEffect(() => {
     if (view !== "page" || image.state !== "idle") return;
     const abort = new AbortController();
@@ -178,6 +185,7 @@ function WholePage({ passage, quote }: { passage: Passage; quote?: string }) {
       if (url) URL.revokeObjectURL(url);
     };
   }, [image.value?.url]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: as for the image, runs when the view changes
   useEffect(() => {
     if (view !== "text" || text.state !== "idle") return;
     const abort = new AbortController();
@@ -196,13 +204,13 @@ function WholePage({ passage, quote }: { passage: Passage; quote?: string }) {
   return (
     <div className="space-y-2">
       {pdf && noImage === null ? (
-        <div role="group" aria-label="Show the page as" className="inline-flex rounded-md border p-0.5">
+        <fieldset aria-label="Show the page as" className="inline-flex rounded-md border p-0.5">
           {(["page", "text"] as const).map((v) => (
             <Button key={v} size="sm" variant={view === v ? "secondary" : "ghost"} aria-pressed={view === v} onClick={() => setView(v)}>
               {v === "page" ? <ImageIcon /> : <FileText />} {v === "page" ? "Page" : "Text"}
             </Button>
           ))}
-        </div>
+        </fieldset>
       ) : (
         view === null && (
           <Button variant="outline" size="sm" onClick={() => setView("text")}>
@@ -216,13 +224,15 @@ function WholePage({ passage, quote }: { passage: Passage; quote?: string }) {
         </p>
       )}
       {loading && (
-        <div className="space-y-2" aria-label="Loading the page">
+        <div className="space-y-2" role="status" aria-label="Loading the page">
           <Skeleton className="h-4 w-full" />
           <Skeleton className="h-4 w-11/12" />
           <Skeleton className="h-4 w-4/5" />
         </div>
       )}
-      {view === "page" && image.state === "failed" && <p className="text-sm text-destructive">Could not load the page image: {image.error}</p>}
+      {view === "page" && image.state === "failed" && (
+        <p className="text-sm text-destructive">Could not load the page image: {image.error}</p>
+      )}
       {view === "page" && image.state === "ready" && image.value && (
         <section aria-label={`Page ${label}`} data-testid="page-image">
           {image.value.highlights === 0 && quote && (

@@ -1,10 +1,10 @@
 /** Saved conversations: open, rename, delete, start a new one; `children` go at the foot. */
 import { Check, MessageSquare, Pencil, Plus, Trash2, X } from "lucide-react";
-import { useState, type ReactNode } from "react";
-import type { ConversationMeta } from "@/features/ask/storage";
-import { cn } from "@/lib/utils";
+import { type ReactNode, useState } from "react";
 import { Button } from "@/components/ui/button";
 import { Input } from "@/components/ui/input";
+import type { ConversationMeta } from "@/features/ask/storage";
+import { cn } from "@/lib/utils";
 
 interface SidebarProps {
   list: ConversationMeta[];

@@ -1,8 +1,8 @@
 /** Every passage numbered in this conversation, updated as `sources` frames arrive. */
-import { Globe, FileText } from "lucide-react";
+import { FileText, Globe } from "lucide-react";
 import type { Passage } from "@/api/types";
-import { cn } from "@/lib/utils";
 import { Skeleton } from "@/components/ui/skeleton";
+import { cn } from "@/lib/utils";
 
 interface SourcesProps {
   passages: Passage[];
@@ -14,7 +14,7 @@ interface SourcesProps {
 export function Sources({ passages, cited, loading, onOpen }: SourcesProps) {
   if (passages.length === 0) {
     return loading ? (
-      <div className="space-y-2" aria-label="Loading sources">
+      <div className="space-y-2" role="status" aria-label="Loading sources">
         <Skeleton className="h-14 w-full" />
         <Skeleton className="h-14 w-full" />
       </div>
@@ -39,7 +39,11 @@ export function Sources({ passages, cited, loading, onOpen }: SourcesProps) {
               <span className="mt-0.5 rounded bg-muted px-1 font-mono text-xs font-semibold">{p.label}</span>
               <div className="min-w-0 flex-1">
                 <p className="flex items-center gap-1 font-medium">
-                  {p.tier === "web" ? <Globe aria-hidden="true" className="size-3.5 shrink-0" /> : <FileText aria-hidden="true" className="size-3.5 shrink-0" />}
+                  {p.tier === "web" ? (
+                    <Globe aria-hidden="true" className="size-3.5 shrink-0" />
+                  ) : (
+                    <FileText aria-hidden="true" className="size-3.5 shrink-0" />
+                  )}
                   <span className="truncate">{p.title}</span>
                 </p>
                 <p className="truncate text-xs text-muted-foreground">

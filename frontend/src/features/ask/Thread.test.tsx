@@ -1,7 +1,7 @@
 import { cleanup, fireEvent, render, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { Thread } from "@/features/ask/Thread";
 import type { ChatTurn } from "@/features/ask/conversation";
+import { Thread } from "@/features/ask/Thread";
 import { answerEvent, passage } from "@/test/fixtures";
 
 afterEach(cleanup);
@@ -47,7 +47,12 @@ describe("citations in an answer", () => {
     expect(screen.getByRole("table").querySelector('button[data-citation="1"]')).not.toBeNull();
     cleanup();
     render(
-      <Thread turns={[turn("| drink | grams |\n| --- |", { status: "streaming" })]} passages={[]} onOpen={() => undefined} onRetry={() => undefined} />,
+      <Thread
+        turns={[turn("| drink | grams |\n| --- |", { status: "streaming" })]}
+        passages={[]}
+        onOpen={() => undefined}
+        onRetry={() => undefined}
+      />,
     );
     expect(screen.queryByRole("table")).toBeNull();
   });

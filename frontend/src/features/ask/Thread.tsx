@@ -3,18 +3,18 @@
  * citation opens its passage with the quote of the statement it was cited for; statements no quote
  * supports are marked in the answer.
  */
-import { AlertTriangle, ChevronRight, RotateCcw, Quote } from "lucide-react";
+import { AlertTriangle, ChevronRight, Quote, RotateCcw } from "lucide-react";
 import { useCallback, useMemo } from "react";
 import type { Passage } from "@/api/types";
-import { labelIsValid, type ChatTurn } from "@/features/ask/conversation";
-import { evidenceFor, statementsOfCitations, type PassageFocus } from "@/features/ask/evidence";
+import { Badge } from "@/components/ui/badge";
+import { Button } from "@/components/ui/button";
+import { Skeleton } from "@/components/ui/skeleton";
+import { type ChatTurn, labelIsValid } from "@/features/ask/conversation";
+import { evidenceFor, type PassageFocus, statementsOfCitations } from "@/features/ask/evidence";
 import { citationSequence, citedLabels } from "@/features/ask/parseMarkdown";
 import { Citation } from "./Citation";
 import { Markdown } from "./Markdown";
 import { Trace } from "./Trace";
-import { Badge } from "@/components/ui/badge";
-import { Button } from "@/components/ui/button";
-import { Skeleton } from "@/components/ui/skeleton";
 
 type OnOpen = (passage: Passage, focus?: PassageFocus) => void;
 
@@ -84,7 +84,7 @@ function TurnView({ turn, passages, onOpen, onRetry }: TurnProps) {
         {turn.text ? (
           <Markdown text={turn.text} streaming={streaming} renderCitation={renderCitation} flagged={flagged} />
         ) : streaming ? (
-          <div className="space-y-2" aria-label="Waiting for the answer">
+          <div className="space-y-2" role="status" aria-label="Waiting for the answer">
             <Skeleton className="h-4 w-11/12" />
             <Skeleton className="h-4 w-4/5" />
             <Skeleton className="h-4 w-2/3" />
@@ -92,7 +92,10 @@ function TurnView({ turn, passages, onOpen, onRetry }: TurnProps) {
         ) : null}
 
         {turn.status === "error" && (
-          <div role="alert" className="mt-3 flex flex-wrap items-center gap-2 rounded-md border border-destructive/50 p-2 text-sm text-destructive">
+          <div
+            role="alert"
+            className="mt-3 flex flex-wrap items-center gap-2 rounded-md border border-destructive/50 p-2 text-sm text-destructive"
+          >
             <AlertTriangle aria-hidden="true" className="size-4" />
             <span className="flex-1">The answer failed: {turn.error}</span>
             {onRetry && (
@@ -120,6 +123,7 @@ function TurnView({ turn, passages, onOpen, onRetry }: TurnProps) {
             </p>
             <ul className="mt-1 list-disc pl-5">
               {unsupported.map((s, i) => (
+                // biome-ignore lint/suspicious/noArrayIndexKey: a fixed list of sentences, which may repeat
                 <li key={i}>{s}</li>
               ))}
             </ul>
@@ -134,6 +138,7 @@ function TurnView({ turn, passages, onOpen, onRetry }: TurnProps) {
             </p>
             <ul className="mt-1 list-disc pl-5">
               {flagged.map((s, i) => (
+                // biome-ignore lint/suspicious/noArrayIndexKey: a fixed list of sentences, which may repeat
                 <li key={i}>{s}</li>
               ))}
             </ul>
@@ -141,7 +146,7 @@ function TurnView({ turn, passages, onOpen, onRetry }: TurnProps) {
         )}
 
         {cited.length > 0 && !streaming && (
-          <div className="mt-3 flex flex-wrap gap-1.5 border-t pt-3" aria-label="Passages cited in this answer">
+          <fieldset className="mt-3 flex min-w-0 flex-wrap gap-1.5 border-t pt-3" aria-label="Passages cited in this answer">
             {cited.map((label) => {
               const p = byLabel.get(label);
               return p ? (
@@ -156,7 +161,7 @@ function TurnView({ turn, passages, onOpen, onRetry }: TurnProps) {
                 </button>
               ) : null;
             })}
-          </div>
+          </fieldset>
         )}
 
         <details className="group mt-3 text-sm" open={streaming || undefined}>

@@ -11,11 +11,29 @@ it("labels a search that found nothing in words and its own style, next to the s
       steps={[
         {
           call: { event: "tool_call", id: "a", name: "kb_search", arguments: { query: "zelvatrine dose" }, turn: 0, forced: false },
-          result: { event: "tool_result", id: "a", name: "kb_search", ok: true, found: 0, abstained: true, labels: [], summary: "no passages" },
+          result: {
+            event: "tool_result",
+            id: "a",
+            name: "kb_search",
+            ok: true,
+            found: 0,
+            abstained: true,
+            labels: [],
+            summary: "no passages",
+          },
         },
         {
           call: { event: "tool_call", id: "b", name: "kb_search", arguments: { query: "LUMEN-2 dose" }, turn: 1, forced: false },
-          result: { event: "tool_result", id: "b", name: "kb_search", ok: true, found: 2, abstained: false, labels: [1, 2], summary: "2 passages" },
+          result: {
+            event: "tool_result",
+            id: "b",
+            name: "kb_search",
+            ok: true,
+            found: 2,
+            abstained: false,
+            labels: [1, 2],
+            summary: "2 passages",
+          },
         },
       ]}
     />,

@@ -1,8 +1,8 @@
 /** What the agent did: each tool call with its arguments and outcome; "nothing found" stands out. */
 import { CircleSlash, Search, Wrench } from "lucide-react";
+import { Badge } from "@/components/ui/badge";
 import type { TraceStep } from "@/features/ask/conversation";
 import { cn } from "@/lib/utils";
-import { Badge } from "@/components/ui/badge";
 
 function args(argumentsObject: Record<string, unknown>): string {
   return Object.entries(argumentsObject)
@@ -17,11 +17,12 @@ export function Trace({ steps, streaming }: { steps: TraceStep[]; streaming: boo
   return (
     <ol className="space-y-2" aria-label="Agent trace">
       {steps.map(({ call, result }, i) => {
-        const nothing = result && result.ok && result.found === 0;
+        const nothing = result?.ok && result.found === 0;
         const failed = result && !result.ok;
         const Icon = call.name === "kb_search" ? Search : Wrench;
         return (
           <li
+            // biome-ignore lint/suspicious/noArrayIndexKey: call ids are the model's and need not be unique; steps only append
             key={`${call.id}-${i}`}
             data-testid="trace-step"
             data-outcome={!result ? "pending" : failed ? "failed" : nothing ? "nothing-found" : "found"}
@@ -42,7 +43,7 @@ export function Trace({ steps, streaming }: { steps: TraceStep[]; streaming: boo
                 </Badge>
               )}
               {failed && <Badge variant="destructive">failed</Badge>}
-              {result && result.ok && result.found > 0 && (
+              {result?.ok && result.found > 0 && (
                 <Badge variant="success">
                   found {result.found}
                   {(result.labels ?? []).length > 0 && ` → [${(result.labels ?? []).join("], [")}]`}
@@ -51,9 +52,7 @@ export function Trace({ steps, streaming }: { steps: TraceStep[]; streaming: boo
               {result?.abstained && <Badge variant="outline">abstained</Badge>}
             </div>
             <p className="mt-1 font-mono text-xs break-words text-muted-foreground">{args(call.arguments)}</p>
-            {result && result.summary && (
-              <p className={cn("mt-1 text-xs break-words", nothing && "text-warning-foreground")}>{result.summary}</p>
-            )}
+            {result?.summary && <p className={cn("mt-1 text-xs break-words", nothing && "text-warning-foreground")}>{result.summary}</p>}
           </li>
         );
       })}

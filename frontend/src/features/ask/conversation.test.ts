@@ -64,11 +64,11 @@ describe("a turn's events", () => {
       ],
       "q",
     );
-    const turn = c.turns[0]!;
-    expect(turn.trace[0]?.result?.found).toBe(0);
-    expect(turn.citations[4]).toBe(false);
-    expect(turn.status).toBe("error");
-    expect(turn.error).toContain("boom");
+    const turn = c.turns[0];
+    expect(turn?.trace[0]?.result?.found).toBe(0);
+    expect(turn?.citations[4]).toBe(false);
+    expect(turn?.status).toBe("error");
+    expect(turn?.error).toContain("boom");
   });
 
   it("marks a turn saved mid-stream as stopped when it is loaded again", () => {

@@ -3,15 +3,7 @@
  * Labels are stable across turns because the client sends the passages it holds with each question;
  * the server numbers new passages after them and each `sources` frame is the complete list.
  */
-import type {
-  AgentEvent,
-  AnswerEvent,
-  AnswerStatement,
-  Passage,
-  QueryRequest,
-  ToolCallEvent,
-  ToolResultEvent,
-} from "@/api/types";
+import type { AgentEvent, AnswerEvent, AnswerStatement, Passage, QueryRequest, ToolCallEvent, ToolResultEvent } from "@/api/types";
 import { newId } from "@/lib/utils";
 
 export interface TraceStep {
@@ -176,7 +168,10 @@ export function toMarkdown(conversation: Conversation): string {
       out.push(`[${p.label}] ${where}`, "");
     }
   }
-  return out.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd() + "\n";
+  return `${out
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trimEnd()}\n`;
 }
 
 /** A conversation saved mid-answer (the page was closed) comes back with that turn marked stopped. */
@@ -190,6 +185,6 @@ export function settle(conversation: Conversation): Conversation {
 
 export function stopLast(conversation: Conversation): Conversation {
   const last = conversation.turns[conversation.turns.length - 1];
-  if (!last || last.status !== "streaming") return conversation;
+  if (last?.status !== "streaming") return conversation;
   return { ...conversation, turns: [...conversation.turns.slice(0, -1), { ...last, status: "stopped" }] };
 }

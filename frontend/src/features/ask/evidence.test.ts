@@ -5,7 +5,8 @@ import { locate, looseFind, markedPassage, reflow, reflowedOffset, segments, sta
 import { citationSequence } from "@/features/ask/parseMarkdown";
 import { answerEvent } from "@/test/fixtures";
 
-const PDF_TEXT = "Chapter 3. Descaling\n\nDescale the machine every two\nmonths above 120 ppm. After descal-\ning, rinse the tank   \ntwice.\n- empty the tray\n- wipe the wand\n\n\nBackflush weekly.";
+const PDF_TEXT =
+  "Chapter 3. Descaling\n\nDescale the machine every two\nmonths above 120 ppm. After descal-\ning, rinse the tank   \ntwice.\n- empty the tray\n- wipe the wand\n\n\nBackflush weekly.";
 
 /** Evidence for `quote` at its first place in `text`, as the server sends it. */
 function evidence(text: string, quote: string, label = 1): Evidence {
@@ -74,7 +75,13 @@ describe("locating and marking a quote", () => {
   });
 
   it("merges overlapping spans and keeps the text whole", () => {
-    expect(segments("abcdefgh", [[5, 7], [1, 3], [2, 4]])).toEqual([
+    expect(
+      segments("abcdefgh", [
+        [5, 7],
+        [1, 3],
+        [2, 4],
+      ]),
+    ).toEqual([
       { text: "a", marked: false },
       { text: "bcd", marked: true },
       { text: "e", marked: false },

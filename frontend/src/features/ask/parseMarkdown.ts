@@ -91,9 +91,7 @@ export function parseBlocks(text: string, options: ParseOptions = {}): Block[] {
   };
   const startsBlock = (i: number) => {
     const line = lines[i] ?? "";
-    return (
-      HEADING.test(line) || FENCE.test(line) || HR.test(line) || QUOTE.test(line) || !!isItem(line) || !!tableAt(i)
-    );
+    return HEADING.test(line) || FENCE.test(line) || HR.test(line) || QUOTE.test(line) || !!isItem(line) || !!tableAt(i);
   };
 
   const blocks: Block[] = [];
@@ -270,9 +268,9 @@ export function citationSequence(text: string, options: ParseOptions = {}): numb
   const visit = (blocks: Block[]) => {
     for (const b of blocks) {
       if (b.type === "paragraph" || b.type === "heading") walk(parseInline(b.text));
-      else if (b.type === "list") b.items.forEach(visit);
+      else if (b.type === "list") for (const item of b.items) visit(item);
       else if (b.type === "blockquote") visit(b.children);
-      else if (b.type === "table") [b.header, ...b.rows].forEach((row) => row.forEach((c) => walk(parseInline(c))));
+      else if (b.type === "table") for (const row of [b.header, ...b.rows]) for (const c of row) walk(parseInline(c));
     }
   };
   visit(parseBlocks(text, options));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { newConversation, startTurn, type Conversation } from "@/features/ask/conversation";
-import { ConversationStore, MAX_CONVERSATIONS, StorageFull, type KeyValue } from "@/features/ask/storage";
+import { type Conversation, newConversation, startTurn } from "@/features/ask/conversation";
+import { ConversationStore, type KeyValue, MAX_CONVERSATIONS, StorageFull } from "@/features/ask/storage";
 
 /** localStorage with a byte quota that throws the browser's QuotaExceededError. */
 class QuotaStorage implements KeyValue {

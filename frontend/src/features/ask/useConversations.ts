@@ -1,7 +1,7 @@
 /** The conversation on screen and the saved list, kept in localStorage through ConversationStore. */
 import { useCallback, useMemo, useRef, useState } from "react";
-import { newConversation, settle, type Conversation } from "@/features/ask/conversation";
-import { ConversationStore, type ConversationMeta } from "@/features/ask/storage";
+import { type Conversation, newConversation, settle } from "@/features/ask/conversation";
+import { type ConversationMeta, ConversationStore } from "@/features/ask/storage";
 
 export function useConversations(onEvicted: (count: number) => void, onError: (message: string) => void) {
   const store = useMemo(() => new ConversationStore(window.localStorage), []);

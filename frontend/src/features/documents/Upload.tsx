@@ -30,8 +30,10 @@ export function useUpload(onFinished: (results: FileResult[]) => void) {
       const local: FileResult[] = [];
       const sendable: File[] = [];
       for (const file of files) {
-        if (!TYPES.test(file.name)) local.push({ id: file.name, name: file.name, status: "refused", reason: "unsupported type: PDF, DOCX, Markdown or text only" });
-        else if (file.size > MAX_BYTES) local.push({ id: file.name, name: file.name, status: "refused", reason: "larger than the 10 MB limit" });
+        if (!TYPES.test(file.name))
+          local.push({ id: file.name, name: file.name, status: "refused", reason: "unsupported type: PDF, DOCX, Markdown or text only" });
+        else if (file.size > MAX_BYTES)
+          local.push({ id: file.name, name: file.name, status: "refused", reason: "larger than the 10 MB limit" });
         else sendable.push(file);
       }
       const results = [...local];
@@ -88,15 +90,24 @@ export function UploadDialog({ run, onClose }: { run: UploadRun | null; onClose:
               <div className="h-full bg-primary transition-[width]" style={{ width: `${pct}%` }} />
             </div>
             <p className="mt-1 text-xs text-muted-foreground">
-              {run.state === "uploading" ? `${pct}% · ${run.names.length} file${run.names.length > 1 ? "s" : ""} (parsing and indexing can take a while)` : run.state === "done" ? "Done." : "Failed."}
+              {run.state === "uploading"
+                ? `${pct}% · ${run.names.length} file${run.names.length > 1 ? "s" : ""} (parsing and indexing can take a while)`
+                : run.state === "done"
+                  ? "Done."
+                  : "Failed."}
             </p>
           </div>
-          {run.error && <p role="alert" className="text-sm text-destructive">The upload failed: {run.error}</p>}
+          {run.error && (
+            <p role="alert" className="text-sm text-destructive">
+              The upload failed: {run.error}
+            </p>
+          )}
           <ul className="space-y-1.5" aria-label="Results per file" data-testid="upload-results">
             {run.results.map((r, i) => {
               const s = STATUS[r.status];
               const Icon = s.icon;
               return (
+                // biome-ignore lint/suspicious/noArrayIndexKey: one run may hold the same file name twice; results only append
                 <li key={`${r.name ?? r.id}-${i}`} className="flex flex-wrap items-center gap-2 text-sm" data-status={r.status}>
                   <Badge variant={s.variant}>
                     <Icon aria-hidden="true" /> {s.text}

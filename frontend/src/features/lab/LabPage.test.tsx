@@ -1,8 +1,8 @@
 import { cleanup, render, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { LabDataset, LabOverview } from "@/api/types";
-import { ComparisonResult, LabPage, TradeoffChart } from "@/features/lab/LabPage";
 import { labState } from "@/features/lab/api";
+import { ComparisonResult, LabPage, TradeoffChart } from "@/features/lab/LabPage";
 
 afterEach(() => {
   cleanup();
@@ -10,7 +10,9 @@ afterEach(() => {
 });
 
 function answering(body: unknown, status = 200) {
-  const fetch = vi.fn(async (_url: string) => new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } }));
+  const fetch = vi.fn(
+    async (_url: string) => new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } }),
+  );
   vi.stubGlobal("fetch", fetch);
   return fetch;
 }
@@ -20,7 +22,14 @@ const dataset: LabDataset = {
   vectors: 10000,
   dimension: 128,
   indexes: [
-    { index: "flat", system: "sextant", knob: "-", build_s: 0.001, memory_bytes: 5_120_000, points: [{ param: "-", recall_at_10: 1, qps: 900 }] },
+    {
+      index: "flat",
+      system: "sextant",
+      knob: "-",
+      build_s: 0.001,
+      memory_bytes: 5_120_000,
+      points: [{ param: "-", recall_at_10: 1, qps: 900 }],
+    },
     {
       index: "hnsw",
       system: "sextant",
@@ -65,13 +74,17 @@ describe("the Index Lab", () => {
   it("treats an available lab with no datasets as unavailable, and keeps the agent's reason otherwise", () => {
     const empty: LabOverview = { available: true, reason: "", created: null, datasets: [] };
     expect(labState(empty)).toEqual({ state: "unavailable", why: "the agent's benchmark results hold no datasets" });
-    expect(labState({ available: false, reason: "", created: null, datasets: [] })).toMatchObject({ state: "unavailable", why: expect.stringMatching(/not available/) });
+    expect(labState({ available: false, reason: "", created: null, datasets: [] })).toMatchObject({
+      state: "unavailable",
+      why: expect.stringMatching(/not available/),
+    });
   });
 
   it("tells ours from reference libraries without colour: line style, marker fill, grouped legend and a table", () => {
     render(<TradeoffChart dataset={dataset} />);
     const curves = screen.getAllByTestId("lab-curve");
-    const line = (system: string) => curves.find((c) => c.dataset.system === system && c.querySelector("polyline"))?.querySelector("polyline");
+    const line = (system: string) =>
+      curves.find((c) => c.dataset.system === system && c.querySelector("polyline"))?.querySelector("polyline");
     expect(line("sextant")?.getAttribute("stroke-dasharray")).toBeNull();
     expect(line("hnswlib")?.getAttribute("stroke-dasharray")).toBeTruthy();
     const legend = screen.getAllByTestId("lab-legend-item");

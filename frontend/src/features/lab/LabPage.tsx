@@ -58,9 +58,14 @@ function Swatch({ index }: { index: LabIndex }) {
 
 const fmtInt = (n: number) => Math.round(n).toLocaleString("en");
 const fmtBytes = (b: number) =>
-  b >= 1024 ** 3 ? `${(b / 1024 ** 3).toFixed(1)} GiB` : b >= 1024 ** 2 ? `${(b / 1024 ** 2).toFixed(1)} MiB` : `${(b / 1024).toFixed(0)} KiB`;
+  b >= 1024 ** 3
+    ? `${(b / 1024 ** 3).toFixed(1)} GiB`
+    : b >= 1024 ** 2
+      ? `${(b / 1024 ** 2).toFixed(1)} MiB`
+      : `${(b / 1024).toFixed(0)} KiB`;
 const fmtSeconds = (s: number) => (s < 0.01 ? `${(s * 1000).toFixed(1)} ms` : `${s.toFixed(2)} s`);
-const pointLabel = (index: LabIndex, param: number | string) => (index.knob && index.knob !== "-" && param !== "-" ? `${index.knob} ${param}` : "exact");
+const pointLabel = (index: LabIndex, param: number | string) =>
+  index.knob && index.knob !== "-" && param !== "-" ? `${index.knob} ${param}` : "exact";
 
 /** Ticks for a log axis: the powers of ten within [lo, hi] (log10 values), with 2× and 5× when there are few. */
 function logTicks(lo: number, hi: number): number[] {
@@ -83,10 +88,16 @@ function logTicks(lo: number, hi: number): number[] {
  */
 export function TradeoffChart({ dataset }: { dataset: LabDataset }) {
   const noteId = useId();
-  const W = 640, H = 320, L = 56, R = 16, T = 16, B = 44;
+  const W = 640,
+    H = 320,
+    L = 56,
+    R = 16,
+    T = 16,
+    B = 44;
   const points = dataset.indexes.flatMap((i) => i.points);
   const qps = points.map((p) => Math.max(p.qps, 1e-3));
-  const lo = Math.log10(Math.min(...qps)), hi = Math.log10(Math.max(...qps));
+  const lo = Math.log10(Math.min(...qps)),
+    hi = Math.log10(Math.max(...qps));
   const pad = (hi - lo || 1) * 0.04;
   const [xlo, xhi] = [lo - pad, hi + pad];
   const x = (q: number) => L + ((Math.log10(Math.max(q, 1e-3)) - xlo) / (xhi - xlo)) * (W - L - R);
@@ -107,15 +118,23 @@ export function TradeoffChart({ dataset }: { dataset: LabDataset }) {
         {[0, 0.25, 0.5, 0.75, 1].map((r) => (
           <g key={r}>
             <line x1={L} x2={W - R} y1={y(r)} y2={y(r)} stroke="currentColor" strokeOpacity={0.12} />
-            <text x={L - 8} y={y(r) + 4} textAnchor="end" fontSize={11} fill="currentColor">{r.toFixed(2)}</text>
+            <text x={L - 8} y={y(r) + 4} textAnchor="end" fontSize={11} fill="currentColor">
+              {r.toFixed(2)}
+            </text>
           </g>
         ))}
-        <text x={(W + L) / 2} y={H - 6} textAnchor="middle" fontSize={12} fill="currentColor">queries per second (log scale)</text>
-        <text x={14} y={H / 2} textAnchor="middle" fontSize={12} fill="currentColor" transform={`rotate(-90 14 ${H / 2})`}>recall@10</text>
+        <text x={(W + L) / 2} y={H - 6} textAnchor="middle" fontSize={12} fill="currentColor">
+          queries per second (log scale)
+        </text>
+        <text x={14} y={H / 2} textAnchor="middle" fontSize={12} fill="currentColor" transform={`rotate(-90 14 ${H / 2})`}>
+          recall@10
+        </text>
         {logTicks(lo, hi).map((v) => (
           <g key={v}>
             <line x1={x(v)} x2={x(v)} y1={H - B} y2={H - B + 4} stroke="currentColor" strokeOpacity={0.5} />
-            <text x={x(v)} y={H - B + 16} textAnchor="middle" fontSize={11} fill="currentColor">{fmtInt(v)}</text>
+            <text x={x(v)} y={H - B + 16} textAnchor="middle" fontSize={11} fill="currentColor">
+              {fmtInt(v)}
+            </text>
           </g>
         ))}
         {ordered.map((index) => {
@@ -145,8 +164,8 @@ export function TradeoffChart({ dataset }: { dataset: LabDataset }) {
       </svg>
       <figcaption className="mt-3 space-y-2 text-sm">
         <p id={noteId} className="text-muted-foreground">
-          Solid lines and filled markers: Sextant&apos;s own indexes. Dashed lines and hollow markers: reference libraries, each
-          with its own dash. Marker shape: the index type (■ flat, ● hnsw, ▲ ivfpq, ◆ ivfpq with rerank). Up and to the right is better.
+          Solid lines and filled markers: Sextant&apos;s own indexes. Dashed lines and hollow markers: reference libraries, each with its
+          own dash. Marker shape: the index type (■ flat, ● hnsw, ▲ ivfpq, ◆ ivfpq with rerank). Up and to the right is better.
         </p>
         {[
           { title: "Ours (Sextant)", items: ours },
@@ -173,17 +192,29 @@ export function TradeoffChart({ dataset }: { dataset: LabDataset }) {
             <caption className="sr-only">{`Every index on ${dataset.name}: its library, build time, memory and each setting's recall@10 and speed`}</caption>
             <thead>
               <tr className="border-b">
-                <th scope="col" className="py-1 pr-3">Index</th>
-                <th scope="col" className="py-1 pr-3">Library</th>
-                <th scope="col" className="py-1 pr-3">Build</th>
-                <th scope="col" className="py-1 pr-3">Memory</th>
-                <th scope="col" className="py-1">Setting: recall@10 at QPS</th>
+                <th scope="col" className="py-1 pr-3">
+                  Index
+                </th>
+                <th scope="col" className="py-1 pr-3">
+                  Library
+                </th>
+                <th scope="col" className="py-1 pr-3">
+                  Build
+                </th>
+                <th scope="col" className="py-1 pr-3">
+                  Memory
+                </th>
+                <th scope="col" className="py-1">
+                  Setting: recall@10 at QPS
+                </th>
               </tr>
             </thead>
             <tbody>
               {dataset.indexes.map((index) => (
                 <tr key={index.index} className="border-b align-top last:border-0" data-system={index.system}>
-                  <th scope="row" className="py-1 pr-3 font-mono font-medium">{index.index}</th>
+                  <th scope="row" className="py-1 pr-3 font-mono font-medium">
+                    {index.index}
+                  </th>
                   <td className="py-1 pr-3">{libraryName(index.system)}</td>
                   <td className="py-1 pr-3 tabular-nums">{fmtSeconds(index.build_s)}</td>
                   <td className="py-1 pr-3 tabular-nums">{fmtBytes(index.memory_bytes)}</td>
@@ -228,20 +259,31 @@ export function ComparisonResult({ data }: { data: LabComparison }) {
           <caption className="sr-only">Each index's latency, build time and overlap with exact search for this query</caption>
           <thead>
             <tr className="border-b">
-              <th scope="col" className="py-1 pr-3">Index</th>
-              <th scope="col" className="py-1 pr-3">Latency</th>
-              <th scope="col" className="py-1 pr-3">Build</th>
-              <th scope="col" className="py-1">Overlap with exact</th>
+              <th scope="col" className="py-1 pr-3">
+                Index
+              </th>
+              <th scope="col" className="py-1 pr-3">
+                Latency
+              </th>
+              <th scope="col" className="py-1 pr-3">
+                Build
+              </th>
+              <th scope="col" className="py-1">
+                Overlap with exact
+              </th>
             </tr>
           </thead>
           <tbody>
             {data.indexes.map((ix) => (
               <tr key={ix.index} className="border-b last:border-0">
-                <th scope="row" className="py-1 pr-3 font-mono font-medium">{ix.index}</th>
+                <th scope="row" className="py-1 pr-3 font-mono font-medium">
+                  {ix.index}
+                </th>
                 <td className="py-1 pr-3 tabular-nums">{ix.latency_ms.toFixed(2)} ms</td>
                 <td className="py-1 pr-3 tabular-nums">{ix.build_s > 0 ? fmtSeconds(ix.build_s) : "—"}</td>
                 <td className="py-1 tabular-nums">
                   <span className="inline-flex items-center gap-2">
+                    {/* biome-ignore lint/a11y/useSemanticElements: a <meter>'s bar cannot be styled alike across browsers */}
                     <span
                       className="h-1.5 w-16 overflow-hidden rounded-full bg-muted"
                       role="meter"
@@ -263,7 +305,13 @@ export function ComparisonResult({ data }: { data: LabComparison }) {
       </div>
       <div className="grid gap-3 sm:grid-cols-2 lg:grid-cols-3">
         {data.indexes.map((ix) => (
-          <section key={ix.index} className="rounded-md border p-2 text-sm" data-testid="lab-answer" data-index={ix.index} aria-label={`${ix.index}: what it returned`}>
+          <section
+            key={ix.index}
+            className="rounded-md border p-2 text-sm"
+            data-testid="lab-answer"
+            data-index={ix.index}
+            aria-label={`${ix.index}: what it returned`}
+          >
             <h4 className="font-semibold">
               <span className="font-mono">{ix.index}</span>{" "}
               <span className="font-normal text-muted-foreground">{`${ix.latency_ms.toFixed(2)} ms · ${Math.round(ix.overlap_with_exact * 100)}% overlap`}</span>
@@ -278,11 +326,17 @@ export function ComparisonResult({ data }: { data: LabComparison }) {
                     <li key={h.rank} data-testid="lab-hit" className="flex gap-1.5">
                       <span className="tabular-nums text-muted-foreground">{h.rank}.</span>
                       <span className="min-w-0 flex-1">
-                        <span className="block truncate font-medium" title={h.document_id}>{h.document_id || "?"}</span>
-                        <span className="block break-all font-mono text-muted-foreground" title={h.chunk_id}>{chunkLabel(h.chunk_id, h.document_id)}</span>
+                        <span className="block truncate font-medium" title={h.document_id}>
+                          {h.document_id || "?"}
+                        </span>
+                        <span className="block break-all font-mono text-muted-foreground" title={h.chunk_id}>
+                          {chunkLabel(h.chunk_id, h.document_id)}
+                        </span>
                         {missed && <span className="text-warning-foreground">✕ not in exact search&apos;s top {k}</span>}
                       </span>
-                      <span className="tabular-nums" title="exact cosine of query and passage">{h.score.toFixed(3)}</span>
+                      <span className="tabular-nums" title="exact cosine of query and passage">
+                        {h.score.toFixed(3)}
+                      </span>
                     </li>
                   );
                 })}
@@ -302,7 +356,9 @@ export function LabPage() {
   const running = useRef<AbortController | null>(null);
   useEffect(() => {
     const abort = new AbortController();
-    getLab(abort.signal).then(setLab).catch(() => undefined);
+    getLab(abort.signal)
+      .then(setLab)
+      .catch(() => undefined);
     return () => {
       abort.abort();
       running.current?.abort();
@@ -312,78 +368,91 @@ export function LabPage() {
   return (
     <main className="min-w-0 flex-1 overflow-y-auto">
       <div className="mx-auto max-w-4xl space-y-4 p-4" data-testid="lab-page">
-      <div className="flex items-center gap-2">
-        <FlaskConical aria-hidden="true" className="size-5" />
-        <h1 className="text-xl font-semibold">Index Lab</h1>
-        {lab.state === "unavailable" && <Badge variant="warning" data-testid="lab-unavailable">unavailable</Badge>}
-      </div>
-      <p className="text-sm text-muted-foreground">
-        How the approximate indexes (HNSW, IVF-PQ) trade recall for speed against exact search, next to reference libraries, and what
-        each returns for the same query.
-      </p>
-      {lab.state === "loading" && <Skeleton className="h-64 w-full" />}
-      {lab.state === "unavailable" && (
-        <Card className="border-dashed">
-          <CardContent className="pt-4 text-sm">
-            <p className="font-medium">The Index Lab is not available from this agent.</p>
-            <p className="mt-1 text-muted-foreground" data-testid="lab-reason">{lab.why}</p>
-          </CardContent>
-        </Card>
-      )}
-      {lab.state === "ready" && (
-        <>
-          {lab.created && (
-            <p className="text-xs text-muted-foreground" data-testid="lab-created">
-              Benchmarked <time dateTime={lab.created}>{lab.created.replace("T", " ")}</time> by <code className="font-mono">sextant-lab bench</code>.
-            </p>
+        <div className="flex items-center gap-2">
+          <FlaskConical aria-hidden="true" className="size-5" />
+          <h1 className="text-xl font-semibold">Index Lab</h1>
+          {lab.state === "unavailable" && (
+            <Badge variant="warning" data-testid="lab-unavailable">
+              unavailable
+            </Badge>
           )}
-          {lab.datasets.map((d) => (
-            <Card key={d.name} data-testid="lab-dataset" data-dataset={d.name}>
-              <CardHeader>
-                <CardTitle>{d.name}: recall@10 against speed</CardTitle>
-                <p className="text-sm text-muted-foreground">{`${fmtInt(d.vectors)} vectors × ${d.dimension} dimensions`}</p>
-              </CardHeader>
-              <CardContent>
-                <TradeoffChart dataset={d} />
-              </CardContent>
-            </Card>
-          ))}
-          <Card>
-            <CardHeader>
-              <CardTitle>One query through every index</CardTitle>
-              <p className="text-sm text-muted-foreground">
-                Over this knowledge base&apos;s own vectors: Chroma&apos;s index and each of the lab&apos;s, built fresh for the query.
+        </div>
+        <p className="text-sm text-muted-foreground">
+          How the approximate indexes (HNSW, IVF-PQ) trade recall for speed against exact search, next to reference libraries, and what each
+          returns for the same query.
+        </p>
+        {lab.state === "loading" && <Skeleton className="h-64 w-full" />}
+        {lab.state === "unavailable" && (
+          <Card className="border-dashed">
+            <CardContent className="pt-4 text-sm">
+              <p className="font-medium">The Index Lab is not available from this agent.</p>
+              <p className="mt-1 text-muted-foreground" data-testid="lab-reason">
+                {lab.why}
               </p>
-            </CardHeader>
-            <CardContent className="space-y-3">
-              <form
-                className="flex gap-2"
-                onSubmit={async (e) => {
-                  e.preventDefault();
-                  if (!query.trim() || result.busy) return;
-                  running.current?.abort();
-                  const abort = new AbortController();
-                  running.current = abort;
-                  setResult({ busy: true });
-                  try {
-                    setResult({ busy: false, data: await compare(query.trim(), 5, abort.signal) });
-                  } catch (error) {
-                    if ((error as Error).name !== "AbortError") setResult({ busy: false, error: (error as Error).message });
-                  }
-                }}
-              >
-                <Input aria-label="Query to compare" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="A query…" />
-                <Button type="submit" disabled={result.busy}>{result.busy ? "Comparing…" : "Compare"}</Button>
-              </form>
-              <div aria-live="polite" className="sr-only">
-                {result.busy ? "Comparing: building every index" : result.data ? `${result.data.indexes.length} indexes answered` : ""}
-              </div>
-              {result.error && <p role="alert" className="text-sm text-destructive">{result.error}</p>}
-              {result.data && <ComparisonResult data={result.data} />}
             </CardContent>
           </Card>
-        </>
-      )}
+        )}
+        {lab.state === "ready" && (
+          <>
+            {lab.created && (
+              <p className="text-xs text-muted-foreground" data-testid="lab-created">
+                Benchmarked <time dateTime={lab.created}>{lab.created.replace("T", " ")}</time> by{" "}
+                <code className="font-mono">sextant-lab bench</code>.
+              </p>
+            )}
+            {lab.datasets.map((d) => (
+              <Card key={d.name} data-testid="lab-dataset" data-dataset={d.name}>
+                <CardHeader>
+                  <CardTitle>{d.name}: recall@10 against speed</CardTitle>
+                  <p className="text-sm text-muted-foreground">{`${fmtInt(d.vectors)} vectors × ${d.dimension} dimensions`}</p>
+                </CardHeader>
+                <CardContent>
+                  <TradeoffChart dataset={d} />
+                </CardContent>
+              </Card>
+            ))}
+            <Card>
+              <CardHeader>
+                <CardTitle>One query through every index</CardTitle>
+                <p className="text-sm text-muted-foreground">
+                  Over this knowledge base&apos;s own vectors: Chroma&apos;s index and each of the lab&apos;s, built fresh for the query.
+                </p>
+              </CardHeader>
+              <CardContent className="space-y-3">
+                <form
+                  className="flex gap-2"
+                  onSubmit={async (e) => {
+                    e.preventDefault();
+                    if (!query.trim() || result.busy) return;
+                    running.current?.abort();
+                    const abort = new AbortController();
+                    running.current = abort;
+                    setResult({ busy: true });
+                    try {
+                      setResult({ busy: false, data: await compare(query.trim(), 5, abort.signal) });
+                    } catch (error) {
+                      if ((error as Error).name !== "AbortError") setResult({ busy: false, error: (error as Error).message });
+                    }
+                  }}
+                >
+                  <Input aria-label="Query to compare" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="A query…" />
+                  <Button type="submit" disabled={result.busy}>
+                    {result.busy ? "Comparing…" : "Compare"}
+                  </Button>
+                </form>
+                <div aria-live="polite" className="sr-only">
+                  {result.busy ? "Comparing: building every index" : result.data ? `${result.data.indexes.length} indexes answered` : ""}
+                </div>
+                {result.error && (
+                  <p role="alert" className="text-sm text-destructive">
+                    {result.error}
+                  </p>
+                )}
+                {result.data && <ComparisonResult data={result.data} />}
+              </CardContent>
+            </Card>
+          </>
+        )}
       </div>
     </main>
   );

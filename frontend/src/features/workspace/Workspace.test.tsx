@@ -7,7 +7,12 @@ import { WorkspaceNote } from "./Workspace";
 afterEach(cleanup);
 
 describe("the workspace on the page", () => {
-  const held = { id: "w1", token: "t1", expiresAt: new Date().setHours(14, 5, 0, 0), limits: { documents: 20, questions: 100, file_mb: 10 } };
+  const held = {
+    id: "w1",
+    token: "t1",
+    expiresAt: new Date().setHours(14, 5, 0, 0),
+    limits: { documents: 20, questions: 100, file_mb: 10 },
+  };
 
   it("says when the workspace is deleted, and what it may hold", () => {
     render(<WorkspaceNote state={{ on: true, held, lost: false }} asked={3} />);

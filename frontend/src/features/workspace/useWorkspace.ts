@@ -14,6 +14,7 @@ export function useWorkspace() {
       .catch(() => setAsked(null));
   }, []);
   const id = state.held?.id;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new workspace (id) is what asks for its count again
   useEffect(() => {
     setAsked(null);
     refresh();
@@ -34,7 +35,11 @@ export function useDeleteWorkspace(held: Workspace | null, documents: number, on
       const { status } = await deleteWorkspace();
       forget();
       onDeleted();
-      toast("success", "Workspace deleted", status === "deleting" ? "Its documents go as soon as the answer running in it ends." : undefined);
+      toast(
+        "success",
+        "Workspace deleted",
+        status === "deleting" ? "Its documents go as soon as the answer running in it ends." : undefined,
+      );
     } catch (error) {
       toast("error", "Could not delete the workspace", (error as Error).message);
     }
