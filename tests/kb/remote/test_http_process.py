@@ -1,4 +1,9 @@
-"""The real ``sextant-kb --http`` process, driven by the SDK's Streamable HTTP client: the boundary itself."""
+"""The real ``sextant-kb --http`` process, driven by the SDK's Streamable HTTP client: the boundary itself.
+
+Two processes on one Chroma server serve any request interchangeably (``RoundRobin``), in both protocol eras.
+Not two on one folder: Chroma's embedded vector index belongs to the process that writes it, so the other's
+dense search fails ("Error creating hnsw segment reader") until it reopens the store.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import os
 import subprocess
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,13 +19,15 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, CallToolResult, TextContent
 
 from sextant.kb.remote.tokens import KB_READ, KB_WRITE, TokenStore
+from tests.kb.test_chroma_server import chroma_url  # noqa: F401  (the fixture: a real `chroma run` process)
 from tests.kb.test_server_stdio import _server_command
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 READY = "sextant-kb: MCP over HTTP at "
+MODERN = "2026-07-28"
 
 
 @pytest.fixture
@@ -33,6 +41,7 @@ class Served:
     writer: str
     reader: str
     stderr: list[str]
+    home: Path
 
 
 def _environment(home: Path) -> dict[str, str]:
@@ -52,6 +61,32 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     home = tmp_path_factory.mktemp("kb-http")
     store = TokenStore(home / "store" / "kb-tokens.json")
     writer, reader = store.mint("writer"), store.mint("reader", read_only=True)
+    with _serving(home) as (url, lines):
+        yield Served(url=url, writer=writer, reader=reader, stderr=lines, home=home)
+
+
+@pytest.fixture(scope="module")
+def replicas(tmp_path_factory: pytest.TempPathFactory, chroma_url: str) -> Iterator[tuple[str, str, str]]:  # noqa: F811
+    """Two servers on one Chroma server, each with its own folder (BM25 cache) as on two machines, sharing one
+    tokens file: their URLs and a write token."""
+    tokens = tmp_path_factory.mktemp("kb-tokens") / "kb-tokens.json"
+    writer = TokenStore(tokens).mint("writer")
+    shared = {
+        "SEXTANT_CHROMA_URL": chroma_url,
+        "SEXTANT_KB_TOKENS_FILE": str(tokens),
+        # Each search checks the store for the other's writes (by default at most every 2 s).
+        "SEXTANT_LEXICAL_REFRESH_S": "0",
+    }
+    with (
+        _serving(tmp_path_factory.mktemp("kb-a"), shared) as (a, _),
+        _serving(tmp_path_factory.mktemp("kb-b"), shared) as (b, _),
+    ):
+        yield a, b, writer
+
+
+@contextmanager
+def _serving(home: Path, env: dict[str, str] | None = None) -> Iterator[tuple[str, list[str]]]:
+    """``sextant-kb --http`` on ``home``'s store: its URL once it listens, and its stderr lines so far."""
     command, args = _server_command()
     lines: list[str] = []
     with subprocess.Popen(
@@ -60,7 +95,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env=_environment(home),
+        env=_environment(home) | (env or {}),
         cwd=home,
     ) as proc:
         assert proc.stderr is not None
@@ -76,7 +111,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
                 if line.startswith(READY):
                     url = line[len(READY) :].strip()
             drain.start()
-            yield Served(url=url, writer=writer, reader=reader, stderr=lines)
+            yield url, lines
         finally:
             proc.terminate()
             try:
@@ -88,13 +123,32 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
                 drain.join()  # the pipe is at its end: the process is gone
 
 
-def _http(token: str | None = None) -> httpx2.AsyncClient:
+class RoundRobin(httpx2.AsyncBaseTransport):
+    """A load balancer's stand-in at the network boundary: each request goes to the next server in turn."""
+
+    def __init__(self, *urls: str) -> None:
+        self.servers = [httpx2.URL(url) for url in urls]
+        self.sent_to: list[int] = []
+        self.network = httpx2.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        server = self.servers[len(self.sent_to) % len(self.servers)]
+        self.sent_to.append(server.port or 80)
+        request.url = request.url.copy_with(host=server.host, port=server.port)
+        request.headers["host"] = f"{server.host}:{server.port}"
+        return await self.network.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.network.aclose()
+
+
+def _http(token: str | None = None, transport: httpx2.AsyncBaseTransport | None = None) -> httpx2.AsyncClient:
     headers = {"authorization": f"Bearer {token}"} if token else {}
-    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(120.0))
+    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(120.0), transport=transport)
 
 
-def _client(http: httpx2.AsyncClient, url: str) -> Client:
-    return Client(streamable_http_client(url, http_client=http))
+def _client(http: httpx2.AsyncClient, url: str, mode: str = "auto") -> Client:
+    return Client(streamable_http_client(url, http_client=http), mode=mode)
 
 
 def _text(result: CallToolResult) -> str:
@@ -189,3 +243,42 @@ async def test_an_http_client_cannot_pick_a_workspace_through_meta(served: Serve
         assert "coffee" in {d["id"] for d in listed.structured_content["documents"]}
         dropped = await client.call_tool("kb_drop_workspace", {}, meta=workspace)
         assert dropped.is_error and "names no workspace" in _text(dropped)
+
+
+@pytest.mark.parametrize("mode", ["legacy", MODERN])
+async def test_two_processes_on_one_store_answer_any_request_of_either_era(
+    replicas: tuple[str, str, str], mode: str
+) -> None:
+    a, b, writer = replicas
+    balancer = RoundRobin(a, b)
+    doc_id = f"kettle-{mode}"
+    document = {"id": doc_id, "title": "Kettle", "content": f"The {mode} kettle is descaled with vinegar monthly."}
+    async with _http(writer, balancer) as http, _client(http, a, mode) as client:
+        ingest = await client.call_tool("kb_ingest", {"documents": [document]})
+        assert not ingest.is_error, _text(ingest)
+        for _ in range(2):  # one search on each process, whichever stored the document
+            found = await client.call_tool("kb_search", {"query": "how is the kettle descaled", "k": 5})
+            assert not found.is_error and found.structured_content is not None
+            assert doc_id in {h["document_id"] for h in found.structured_content["hits"]}
+        listed = await client.call_tool("kb_list", {})
+        assert listed.structured_content is not None
+        assert doc_id in {d["id"] for d in listed.structured_content["documents"]}
+    assert set(balancer.sent_to) == {httpx2.URL(a).port, httpx2.URL(b).port}
+
+
+async def test_a_modern_request_with_its_version_only_in_meta_gets_json(served: Served) -> None:
+    envelope = {PROTOCOL_VERSION_META_KEY: MODERN, CLIENT_CAPABILITIES_META_KEY: {}}
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    call = {"name": "kb_stats", "arguments": {}, "_meta": envelope}
+    async with _http(served.reader) as http:
+        discovered = await http.post(
+            served.url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": envelope}},
+            headers=headers,
+        )
+        stats = await http.post(
+            served.url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}, headers=headers
+        )
+    assert discovered.status_code == 200 and MODERN in discovered.json()["result"]["supportedVersions"]
+    assert stats.status_code == 200 and stats.headers["content-type"] == "application/json"
+    assert stats.json()["result"]["structuredContent"]["store"] == str(served.home / "store")
