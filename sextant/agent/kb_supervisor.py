@@ -4,8 +4,9 @@ A dead ``sextant-kb`` must never read as an empty knowledge base. The supervisor
 ``probe_every_s``; a probe that fails (the process exited) or goes unanswered for ``answer_within_s`` marks
 the knowledge base down at once, so every call is refused with the reason until a new process answers. A
 process that exited is restarted straight away, one that hangs after ``restart_hung_after_s`` (a long
-ingest keeps the server's event loop free, so a hang is not mere load); restarts back off from
-``BACKOFF_FIRST_S`` to ``BACKOFF_MAX_S`` and the backoff resets once a process has lasted ``STABLE_S``.
+ingest keeps the server's event loop free, so a hang is not mere load). Only starts that never answer back
+off, from ``BACKOFF_FIRST_S`` to ``BACKOFF_MAX_S``: a process that served and then died is not a crash loop,
+and making its replacement wait would only lengthen the outage.
 
 The first start is not retried: a knowledge base that cannot start at all is a configuration error
 (``SEXTANT_KB_COMMAND``, the store path), and the agent should fail loudly instead of serving 503s.
@@ -29,7 +30,6 @@ ANSWER_WITHIN_S = 1.5
 RESTART_HUNG_AFTER_S = 10.0
 BACKOFF_FIRST_S = 0.25
 BACKOFF_MAX_S = 30.0
-STABLE_S = 30.0
 
 
 class KbSupervisor:
@@ -92,23 +92,24 @@ class KbSupervisor:
 
     async def _supervise(self) -> None:
         delay = BACKOFF_FIRST_S
-        loop = asyncio.get_running_loop()
         while True:
-            started = loop.time()
+            started = False
             try:
                 async with KbClient(self._server) as client:
+                    started = True
                     self._up(client)
-                    why = await self._watch(client)
-                    self._down(why)
-            except Exception as exc:  # a failed start or a broken close: either way this process is gone
-                self._down(f"the knowledge base could not be started: {exc}")
+                    delay = BACKOFF_FIRST_S
+                    self._down(await self._watch(client))
+            except Exception as exc:  # a failed start, or a dead process that did not close cleanly
+                if not started:
+                    self._down(f"the knowledge base could not be started: {exc}")
+                else:
+                    log.warning("the dead knowledge base did not close cleanly: %s", exc)
             self._client = None
             assert self._first is not None
             if not self._first.done():
                 self._first.set_exception(KbUnavailable(self.reason or "the knowledge base did not start"))
                 return
-            if loop.time() - started >= STABLE_S:
-                delay = BACKOFF_FIRST_S
             log.warning("restarting the knowledge base in %.2f s", delay)
             await asyncio.sleep(delay)
             delay = min(delay * 2, BACKOFF_MAX_S)
