@@ -48,6 +48,9 @@ EMBED_BATCH = 32
 # writers that both stored generation g + 1 (a lost bump) and kept the count leave nothing else to notice.
 FULL_DIFF_EVERY = 30
 FETCH_BATCH = 1000
+# Chunk metadata: a digest of the exact text the chunk's vector was embedded from, so a later version (or a
+# renamed file) reuses the vector only for the same text, whatever the title, section or indexing policy then.
+DENSE_KEY = "dense_key"
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, message)``: called as a document's chunks are embedded."""
@@ -188,11 +191,16 @@ class KnowledgeBase:
         category: str = "",
         progress: Progress | None = None,
         original: bytes | None = None,
+        file_hash: str = "",
+        reuse_vectors_of: str | None = None,
     ) -> IngestOutcome:
         """Chunk, embed and store one document, replacing any earlier version with that id.
 
         ``original``: the file's bytes. A PDF's are kept beside the store for page images (``page_image``);
-        a version stored without them loses the earlier version's.
+        a version stored without them loses the earlier version's. ``file_hash``: the SHA-256 of the file read
+        from disk, recorded for sync. A chunk whose indexed text was embedded for the earlier version, or for
+        the document ``reuse_vectors_of`` (a renamed file's old id), keeps that vector instead of being embedded
+        again.
 
         Raises:
             KnowledgeBaseError: the id is invalid, the document has no text, or it is over
@@ -204,7 +212,7 @@ class KnowledgeBase:
             raise KnowledgeBaseError(f"{doc_id}: the document has no text to index")
         if len(doc.text) > (limit := self.settings.max_document_chars):
             raise KnowledgeBaseError(f"{doc_id}: {too_many_chars_reason(len(doc.text), limit)}")
-        content_hash = self._content_hash(doc, source, category)
+        content_hash = self._content_hash(doc, source, category, file_hash)
         previous = self.store.get_document(doc_id)
         kept = original if original is not None and is_pdf(original) else None
         if previous is not None and previous.content_hash == content_hash:
@@ -240,19 +248,25 @@ class KnowledgeBase:
             text=doc.text,
             pages=doc.pages,
             sections=doc.sections,
+            file_hash=file_hash,
         )
         metas = [_chunk_meta(record, c) for c in chunks]
         dense_texts = [index_text(c.text, m, self.policy.dense_context) for c, m in zip(chunks, metas, strict=True)]
-        vectors = []
-        for lo in range(0, len(chunks), EMBED_BATCH):
-            vectors.append(self.embedder.embed(dense_texts[lo : lo + EMBED_BATCH]))
+        for meta, dense in zip(metas, dense_texts, strict=True):
+            meta[DENSE_KEY] = _dense_key(dense)
+        reusable = [r for r in (previous, self.store.get_document(reuse_vectors_of or "")) if r is not None]
+        known = self._stored_vectors(reusable)
+        vectors = np.zeros((len(chunks), self.embedder.dim), np.float32)
+        missing = [i for i, meta in enumerate(metas) if meta[DENSE_KEY] not in known]
+        for i, meta in enumerate(metas):
+            if meta[DENSE_KEY] in known:
+                vectors[i] = known[str(meta[DENSE_KEY])]
+        for lo in range(0, len(missing), EMBED_BATCH):
+            part = missing[lo : lo + EMBED_BATCH]
+            vectors[part] = self.embedder.embed([dense_texts[i] for i in part])
             if progress:
-                progress(min(lo + EMBED_BATCH, len(chunks)), len(chunks), f"embedding {doc_id}")
-        batch = ChunkBatch(
-            texts=[c.text for c in chunks],
-            metas=metas,
-            vectors=np.concatenate(vectors) if vectors else np.zeros((0, self.embedder.dim), np.float32),
-        )
+                progress(min(lo + EMBED_BATCH, len(missing)), len(missing), f"embedding {doc_id}")
+        batch = ChunkBatch(texts=[c.text for c in chunks], metas=metas, vectors=vectors)
         with self._write_lock:
             generation = self.store.write_document(record, batch)
             self.lexical.remove(previous.chunk_ids() if previous else [])
@@ -274,7 +288,19 @@ class KnowledgeBase:
             title=doc.title,
             version=record.version,
             skipped_pages=_skipped(doc),
+            embedded=len(missing),
         )
+
+    def _stored_vectors(self, records: list[DocumentRecord]) -> dict[str, np.ndarray]:
+        """The stored vector of each chunk of ``records``, by the key of the text it was embedded from."""
+        ids = [cid for record in records for cid in record.chunk_ids()]
+        known: dict[str, np.ndarray] = {}
+        for lo in range(0, len(ids), FETCH_BATCH):
+            for chunk in self.store.get_chunks(ids[lo : lo + FETCH_BATCH], vectors=True):
+                key = chunk.meta.get(DENSE_KEY)  # absent on chunks stored before vectors were reused
+                if key and chunk.vector is not None:
+                    known[str(key)] = chunk.vector
+        return known
 
     def set_overview(self, doc_id: str, overview: str, *, version: str | None = None) -> DocumentInfo:
         """Store (or replace) a document's overview: one extra chunk, searched like the others, cited to the document.
@@ -368,21 +394,21 @@ class KnowledgeBase:
                 self.ann.rebuild(*self.chunk_vectors())
             self.ann.save(generation)
 
-    def _content_hash(self, doc: LoadedDocument, source: str, category: str) -> str:
+    def _content_hash(self, doc: LoadedDocument, source: str, category: str, file_hash: str) -> str:
         spans = json.dumps([[asdict(s) for s in group] for group in (doc.pages, doc.sections, doc.tables)])
-        key = json.dumps(
-            [
-                doc.text,
-                doc.title,
-                source,
-                category,
-                spans,
-                asdict(self.chunking),
-                self.embedder.name,
-                CHUNKER_VERSION,
-                asdict(self.policy),
-            ]
-        )
+        parts = [
+            doc.text,
+            doc.title,
+            source,
+            category,
+            spans,
+            asdict(self.chunking),
+            self.embedder.name,
+            CHUNKER_VERSION,
+            asdict(self.policy),
+        ]
+        # Only when there is one, so that documents stored before files were hashed keep their hashes.
+        key = json.dumps([*parts, file_hash] if file_hash else parts)
         return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
     # --- following other writers --------------------------------------------------------------
@@ -584,6 +610,10 @@ def _chunk_meta(record: DocumentRecord, chunk: Chunk) -> dict[str, str | int]:
         meta["page"] = chunk.page.number
         meta["page_label"] = chunk.page.label
     return meta
+
+
+def _dense_key(dense_text: str) -> str:
+    return hashlib.sha256(dense_text.encode("utf-8")).hexdigest()[:32]
 
 
 def _about(doc: LoadedDocument, limit: int = 280) -> str:

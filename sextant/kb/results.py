@@ -106,6 +106,9 @@ class IngestOutcome(BaseModel):
         description="Pages left out because they could not be read, each with the reason; the rest is stored. "
         "Repair or re-export the file and add it again to include them.",
     )
+    embedded: int = Field(
+        0, description="Chunks embedded by this call; the others kept the vectors stored for the same text."
+    )
 
 
 class IngestReport(BaseModel):

@@ -52,6 +52,7 @@ class DocumentRecord:
     pages: tuple[PageSpan, ...] = ()
     sections: tuple[SectionSpan, ...] = ()
     overview: str = ""
+    file_hash: str = ""  # SHA-256 of the file's bytes, for a document read from disk: what sync compares
 
     @property
     def version(self) -> str:
@@ -370,6 +371,7 @@ def _record_meta(record: DocumentRecord) -> dict[str, Any]:
         "pages": json.dumps([asdict(p) for p in record.pages]),
         "sections": json.dumps([asdict(s) for s in record.sections]),
         "overview": record.overview,
+        "file_hash": record.file_hash,
     }
 
 
@@ -388,4 +390,5 @@ def _record_from(doc_id: str, meta: dict[str, Any], text: str) -> DocumentRecord
         pages=tuple(PageSpan(**p) for p in json.loads(meta.get("pages") or "[]")),
         sections=tuple(SectionSpan(**s) for s in json.loads(meta.get("sections") or "[]")),
         overview=str(meta.get("overview") or ""),
+        file_hash=str(meta.get("file_hash") or ""),
     )

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from sextant.kb.documents import LoadedDocument, PageSpan, SectionSpan, SkippedPage
@@ -184,3 +185,40 @@ def test_pages_left_out_by_the_loader_are_named_in_every_outcome(kb: KnowledgeBa
     again = kb.ingest("care", doc)
     assert (again.status, again.skipped_pages) == ("unchanged", expected)
     assert kb.ingest("whole", _doc(BEES, "Bees", pages=2)).skipped_pages == []
+
+
+def test_a_new_version_embeds_only_the_chunks_whose_text_is_new(kb: KnowledgeBase) -> None:
+    paragraphs = [f"Section {i}. " + ESPRESSO for i in range(12)]
+    first = kb.ingest("care", _doc("\n\n".join(paragraphs), "Espresso care"))
+    assert first.embedded == first.chunks >= 3
+    edited = kb.ingest("care", _doc("\n\n".join([*paragraphs[:-1], BEES]), "Espresso care"))
+    assert edited.status == "replaced" and 0 < edited.embedded < edited.chunks
+    # The vectors kept are those a fresh embedding gives: dense search still finds the unchanged text.
+    hits = kb.search("Section 0 descale the espresso machine", k=1, mode="dense", abstain=False).hits
+    assert hits[0].document_id == "care" and kb.stats().chunks == edited.chunks
+
+
+def test_a_document_stored_under_a_new_id_reuses_the_old_ids_vectors(kb: KnowledgeBase) -> None:
+    doc = _doc(ESPRESSO + "\n\n" + BEES, "Espresso and bees")
+    kb.ingest("draft", doc, source="/docs/draft.md", file_hash="f" * 64)
+    moved = kb.ingest("final", doc, source="/docs/final.md", file_hash="f" * 64, reuse_vectors_of="draft")
+    assert (moved.status, moved.embedded) == ("added", 0) and moved.chunks >= 1
+    draft, final = kb.store.get_document("draft"), kb.store.get_document("final")
+    assert draft is not None and final is not None and final.file_hash == "f" * 64
+    [old] = kb.store.get_chunks(draft.chunk_ids()[:1], vectors=True)
+    [new] = kb.store.get_chunks(final.chunk_ids()[:1], vectors=True)
+    assert old.vector is not None and new.vector is not None
+    assert np.array_equal(old.vector, new.vector)
+    # Another title is other indexed text: that vector is embedded afresh, not reused.
+    retitled = kb.ingest("other", _doc(ESPRESSO + "\n\n" + BEES, "Other title"), reuse_vectors_of="draft")
+    assert retitled.embedded == retitled.chunks
+
+
+def test_new_bytes_of_the_same_content_are_a_new_version_without_embedding(kb: KnowledgeBase) -> None:
+    doc = _doc(ESPRESSO, "Espresso care")
+    kb.ingest("care", doc, file_hash="a" * 64)
+    assert kb.ingest("care", doc, file_hash="a" * 64).status == "unchanged"
+    resaved = kb.ingest("care", doc, file_hash="b" * 64)
+    assert (resaved.status, resaved.embedded) == ("replaced", 0)
+    record = kb.store.get_document("care")
+    assert record is not None and record.file_hash == "b" * 64

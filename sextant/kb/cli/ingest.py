@@ -1,4 +1,5 @@
-"""``sextant-ingest PATH… [-r] [--category C]``: add files to the knowledge base.
+"""``sextant-ingest PATH… [-r] [--category C]``: add files to the knowledge base;
+``sextant-ingest --sync DIR… [--dry-run]``: make the store mirror folders (see ``sextant.kb.sync``).
 
 Each file is loaded, chunked, embedded and stored on its own: a file that cannot be read is refused
 with its reason and the batch goes on. A PDF page that cannot be read is left out, named with its reason,
@@ -25,8 +26,9 @@ from sextant.kb.documents import LoadedDocument, LoadError
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
 from sextant.kb.loaders import supported_files
 from sextant.kb.parsing import BoundedParser, ParseLimits
-from sextant.kb.results import SkippedPageInfo
+from sextant.kb.results import IngestOutcome, SkippedPageInfo
 from sextant.kb.store import StoreError
+from sextant.kb.sync import Done, SyncError, apply, check_roots, ingest_file, plan_for
 
 if TYPE_CHECKING:
     from sextant.agent.chat import ChatModel
@@ -141,18 +143,7 @@ def ingest_paths(
     stalls or exhausts memory is refused like any unreadable one.
     """
     owners: dict[str, Path] = {}
-    with (
-        BoundedParser(ParseLimits.from_settings(kb.settings)) as parser,
-        Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-            console=console,
-            disable=not console.is_terminal,
-        ) as bar,
-        kb.batch(),
-    ):
+    with BoundedParser(ParseLimits.from_settings(kb.settings)) as parser, _bar(console) as bar, kb.batch():
         task = bar.add_task("ingesting", total=len(files))
         for path in files:
             bar.update(task, description=path.name)
@@ -163,10 +154,9 @@ def ingest_paths(
                 continue
             owners[doc_id] = path
             try:
-                data = parser.read_file(path)
-                doc = parser.parse(data, path.name)
-                # The bytes parsed are the bytes kept: a PDF's original serves its page images.
-                outcome = kb.ingest(doc_id, doc, source=str(path.resolve()), category=category, original=data)
+                outcome, doc = ingest_file(
+                    kb, parser, path, doc_id=doc_id, source=str(path.resolve()), category=category
+                )
             except LoadError as exc:
                 summary.refused.append((str(path), exc.reason))
             except (KnowledgeBaseError, StoreError) as exc:
@@ -183,32 +173,123 @@ def ingest_paths(
             bar.advance(task)
 
 
+def sync_folders(
+    kb: KnowledgeBase,
+    roots: list[Path],
+    category: str,
+    console: Console,
+    overviews: OverviewWriter | None = None,
+    *,
+    dry_run: bool = False,
+) -> bool:
+    """Make the store mirror ``roots``: print the plan, then each change as it is made (or, with ``dry_run``,
+    only the plan); returns whether any file was refused."""
+    todo = plan_for(kb, roots, category=category)
+    planned = ", ".join(f"{n} to {kind}" for kind, n in todo.counts().items())
+    print(f"sync of {len(roots)} folders: {planned}, {len(todo.unchanged)} unchanged, {len(todo.refused)} refused")
+    for path, reason in todo.refused:
+        print(f"refused {path}: {reason}")
+    if dry_run:
+        for action in todo.actions:
+            print(action.describe(roots))
+        print("dry run: nothing was changed")
+        return bool(todo.refused)
+
+    def stored(outcome: IngestOutcome, doc: LoadedDocument) -> None:
+        if overviews is not None:
+            overviews.add(kb, outcome.id, doc, outcome.version)
+
+    with BoundedParser(ParseLimits.from_settings(kb.settings)) as parser, _bar(console) as bar:
+        task = bar.add_task("syncing", total=len(todo.actions))
+
+        def done(step: Done) -> None:
+            print(_done_line(step, roots))
+            bar.advance(task)
+
+        steps = apply(kb, parser, todo, category=category, on_done=done, on_stored=stored)
+    outcomes = [step.outcome for step in steps if step.outcome is not None]
+    refused = sum(bool(step.refused) for step in steps)
+    made = ", ".join(f"{n} {kind}" for kind, n in _made(steps).items())
+    print(
+        f"synced: {made}, {len(todo.unchanged)} unchanged, {len(todo.refused) + refused} refused; "
+        f"{sum(o.chunks for o in outcomes)} chunks written, {sum(o.embedded for o in outcomes)} embedded"
+    )
+    return bool(todo.refused) or bool(refused)
+
+
+def _made(steps: list[Done]) -> dict[str, int]:
+    past = {"add": "added", "update": "updated", "move": "moved", "forget": "forgotten"}
+    return {word: sum(s.action.kind == kind and not s.refused for s in steps) for kind, word in past.items()}
+
+
+def _done_line(step: Done, roots: list[Path]) -> str:
+    what = step.action.describe(roots)
+    if step.refused:
+        return f"{what}: refused: {step.refused}"
+    if step.outcome is None:
+        return f"{what}: {step.removed} chunks removed"
+    lines = [f"{what}: {step.outcome.chunks} chunks, {step.outcome.embedded} embedded"]
+    lines.extend(f"  left out page {page.label}: {page.reason}" for page in step.outcome.skipped_pages)
+    return "\n".join(lines)
+
+
+def _bar(console: Console) -> Progress:
+    """A progress bar on the terminal (stderr), none when output is redirected."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        disable=not console.is_terminal,
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="sextant-ingest",
         description="Add PDF, DOCX, Markdown and text files to Sextant's knowledge base. "
         "A file's id is its name without the suffix; ingesting it again replaces it.",
     )
-    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files, or folders with -r")
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files, or folders with -r or --sync")
     parser.add_argument("-r", "--recursive", action="store_true", help="ingest supported files inside folders")
+    parser.add_argument(
+        "--sync",
+        action="store_true",
+        help="make the store mirror the folders named: add new files, replace changed ones, forget files gone "
+        "from disk, recognise moved files by content; documents from elsewhere are not touched",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="with --sync: print the plan, change nothing")
     parser.add_argument("--category", default="", help="a label stored with each document (e.g. 'manuals')")
     parser.add_argument(
         "--no-summaries", action="store_true", help="store text only: no model-written overview per document"
     )
     args = parser.parse_args(argv)
+    if args.dry_run and not args.sync:
+        parser.error("--dry-run goes with --sync")
+    roots: list[Path] = []
+    if args.sync:
+        try:
+            roots = check_roots(args.paths)
+        except SyncError as exc:
+            parser.error(str(exc))
 
     from sextant.kb.cli.common import open_knowledge_base
 
     console = Console(stderr=True)
     summary = Summary()
-    files = list(collect(args.paths, args.recursive, summary))
-    overviews = None if args.no_summaries else OverviewWriter()
+    files = [] if args.sync else list(collect(args.paths, args.recursive, summary))
+    overviews = None if args.no_summaries or args.dry_run else OverviewWriter()
     try:
         with open_knowledge_base("sextant-ingest") as kb:
-            ingest_paths(kb, files, args.category, summary, console, overviews)
+            if args.sync:
+                refused = sync_folders(kb, roots, args.category, console, overviews, dry_run=args.dry_run)
+            else:
+                ingest_paths(kb, files, args.category, summary, console, overviews)
+                refused = bool(summary.refused)
     finally:
         if overviews is not None:
             overviews.close()
-    for line in summary.lines():
-        print(line)
-    sys.exit(1 if summary.refused else 0)
+    if not args.sync:
+        print("\n".join(summary.lines()))
+    sys.exit(1 if refused else 0)

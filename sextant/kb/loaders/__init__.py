@@ -28,8 +28,20 @@ SUPPORTED_SUFFIXES = (".pdf", ".docx", ".md", ".markdown", ".txt", ".text")
 
 
 def supported_files(folder: Path) -> list[Path]:
-    """Every file under ``folder`` (recursively) that a loader can read, in path order."""
-    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES)
+    """Every file under ``folder`` (recursively) that a loader can read, in path order.
+
+    Hidden files and folders (``.git``, ``.obsidian``, an editor's ``.#notes.md``) and Office's ``~$`` lock
+    files are left out: they are tools' state, not documents.
+    """
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if p.suffix.lower() in SUPPORTED_SUFFIXES and not _hidden(p.relative_to(folder)) and p.is_file()
+    )
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith((".", "~$")) for part in relative.parts)
 
 
 def load_bytes(data: bytes, name: str, *, max_pdf_pages: int | None = None) -> LoadedDocument:

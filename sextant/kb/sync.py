@@ -1,0 +1,332 @@
+"""Keep the store mirroring folders: ``scan`` the disk, ``plan`` the changes, ``apply`` them.
+
+``plan`` is a pure function of two states: the supported files under the folders with the SHA-256 of their
+bytes (``scan``), and the stored documents that came from those folders (``stored_files``: a document whose
+``source`` is a path inside one of them). Everything else in the store (``kb_ingest``, uploads, files from
+other folders) is outside the plan and never touched. For each file on disk, in path order:
+
+- the document stored from that path, with the same bytes and category, is unchanged;
+- with other bytes (or another category) it is updated;
+- a file at a new path is added; when a stored document has the same bytes, its vectors are reused, and if
+  that document's own file is gone the pair is a move: the new path is stored, then the old one forgotten;
+- a file whose id (its name without the suffix) another document holds is refused: the id is taken.
+
+A stored document whose file is gone (and was not moved) is forgotten. ``apply`` does the writes through
+``KnowledgeBase.ingest`` and ``KnowledgeBase.forget``, each a commit of its own, writes before forgets: a
+sync killed at any point leaves documents that the next sync plans again from what it finds, and the next
+open repairs a half-written one. So a second sync after a complete one plans nothing, and a watcher can
+call ``scan``, ``plan`` and ``apply`` on each change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from sextant.kb.documents import LoadedDocument, LoadError
+from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
+from sextant.kb.loaders import supported_files
+from sextant.kb.parsing import BoundedParser
+from sextant.kb.results import IngestOutcome
+from sextant.kb.store import DocumentRecord, StoreError
+
+log = logging.getLogger(__name__)
+
+Kind = Literal["add", "update", "move", "forget"]
+
+
+class SyncError(Exception):
+    """A folder to sync cannot be: it is missing, a file, or inside another folder of the same sync."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFile:
+    """A stored document that came from a file: its id, the path it was read from, its bytes' hash."""
+
+    doc_id: str
+    path: Path
+    file_hash: str
+    category: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One change: ``path`` is the file to store (None for a forget); ``previous`` the document it supersedes
+    (its vectors are reused) or, for a forget, the document to remove."""
+
+    kind: Kind
+    doc_id: str
+    path: Path | None = None
+    previous: StoredFile | None = None
+
+    def describe(self, roots: Sequence[Path]) -> str:
+        """One line for a person: what changes, with paths shown relative to their folder."""
+        if self.kind == "forget":
+            assert self.previous is not None
+            return f"forget {self.doc_id} ({_shown(self.previous.path, roots)} is gone)"
+        assert self.path is not None
+        where = _shown(self.path, roots)
+        if self.kind == "move":
+            assert self.previous is not None
+            return f"move   {_shown(self.previous.path, roots)} -> {where} (as {self.doc_id})"
+        return f"{self.kind:<6} {where} (as {self.doc_id})"
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What a sync will do: the actions in order (stores first, then forgets), and what it leaves alone."""
+
+    actions: tuple[Action, ...] = ()
+    unchanged: tuple[StoredFile, ...] = ()
+    refused: tuple[tuple[Path, str], ...] = ()
+
+    def counts(self) -> dict[Kind, int]:
+        kinds: tuple[Kind, ...] = ("add", "update", "move", "forget")
+        return {kind: sum(a.kind == kind for a in self.actions) for kind in kinds}
+
+
+def check_roots(folders: Iterable[Path]) -> list[Path]:
+    """The folders to sync, resolved, in order given.
+
+    Raises:
+        SyncError: a folder is missing or is a file, or one lies inside another (its files would be claimed
+            by both).
+    """
+    roots: list[Path] = []
+    for folder in folders:
+        if not folder.exists():
+            raise SyncError(f"{folder}: no such folder")
+        if not folder.is_dir():
+            raise SyncError(f"{folder}: is a file, not a folder; --sync mirrors folders (add a file without --sync)")
+        roots.append(folder.resolve())
+    for root in roots:
+        for other in roots:
+            if root != other and root.is_relative_to(other):
+                raise SyncError(f"{root} lies inside {other}, which is synced too; name only {other}")
+    return sorted(set(roots), key=roots.index)
+
+
+def file_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def scan(roots: Sequence[Path]) -> dict[Path, str]:
+    """Every supported file under ``roots`` and the SHA-256 of its bytes; a file that vanishes or cannot be
+    read meanwhile is left out (a later scan sees it again)."""
+    found: dict[Path, str] = {}
+    for root in roots:
+        for path in supported_files(root):
+            try:
+                with path.open("rb") as stream:
+                    found[path] = hashlib.file_digest(stream, "sha256").hexdigest()
+            except OSError:
+                continue
+    return found
+
+
+def stored_files(records: Iterable[DocumentRecord], roots: Sequence[Path]) -> list[StoredFile]:
+    """The stored documents that came from a file inside ``roots``; the rest are none of a sync's business."""
+    owned: list[StoredFile] = []
+    for record in records:
+        path = Path(record.source)
+        if path.is_absolute() and any(path.is_relative_to(root) for root in roots):
+            owned.append(StoredFile(record.id, path, record.file_hash, record.category))
+    return owned
+
+
+def plan(disk: dict[Path, str], owned: Sequence[StoredFile], others: set[str], *, category: str = "") -> Plan:
+    """The changes that make the documents ``owned`` mirror the files ``disk``; ``others``: the ids of every
+    other stored document, which the plan never touches (a file whose id one of them holds is refused)."""
+    at_path = {s.path: s for s in owned if s.doc_id == document_id_for(s.path)}
+    gone = {s.doc_id: s for s in owned if at_path.get(s.path) is not s or s.path not in disk}
+    by_hash: dict[str, list[StoredFile]] = {}
+    for twin in sorted(owned, key=lambda s: str(s.path)):
+        by_hash.setdefault(twin.file_hash, []).append(twin)
+    taken: dict[str, Path] = {s.doc_id: s.path for s in owned if s.doc_id not in gone}
+
+    stores: list[Action] = []
+    unchanged: list[StoredFile] = []
+    refused: list[tuple[Path, str]] = []
+    moved: set[str] = set()
+    for path in sorted(disk):
+        digest = disk[path]
+        doc_id = document_id_for(path)
+        stored = at_path.get(path)
+        if stored is not None:
+            if (stored.file_hash, stored.category) == (digest, category):
+                unchanged.append(stored)
+            else:
+                stores.append(Action("update", doc_id, path, stored))
+            continue
+        if doc_id in others:
+            refused.append((path, f"id {doc_id!r} is held by a document not from these folders; rename the file"))
+            continue
+        if doc_id in taken and taken[doc_id] != path:
+            refused.append((path, f"id {doc_id!r} is already taken by {taken[doc_id]}; rename one of them"))
+            continue
+        taken[doc_id] = path
+        twins = by_hash.get(digest, [])
+        source = next((s for s in twins if s.doc_id in gone and s.doc_id not in moved), None)
+        if source is not None:
+            moved.add(source.doc_id)
+            stores.append(Action("move", doc_id, path, source))
+            continue
+        # A file at a new path under the id of a document whose file is gone takes that document's place.
+        replaced = gone.get(doc_id)
+        if replaced is not None:
+            stores.append(Action("update", doc_id, path, replaced))
+        else:
+            stores.append(Action("add", doc_id, path, next(iter(twins), None)))
+    kept = {a.doc_id for a in stores}
+    forgets = [Action("forget", s.doc_id, None, s) for s in sorted(gone.values(), key=lambda s: s.doc_id)]
+    return Plan(
+        actions=(*stores, *(a for a in forgets if a.doc_id not in kept)),
+        unchanged=tuple(unchanged),
+        refused=tuple(refused),
+    )
+
+
+def plan_for(kb: KnowledgeBase, roots: Sequence[Path], *, category: str = "") -> Plan:
+    """Scan ``roots`` and plan against what ``kb`` holds now."""
+    records = kb.store.list_documents()
+    owned = stored_files(records, roots)
+    mine = {s.doc_id for s in owned}
+    return plan(scan(roots), owned, {r.id for r in records if r.id not in mine}, category=category)
+
+
+def ingest_file(
+    kb: KnowledgeBase,
+    parser: BoundedParser,
+    path: Path,
+    *,
+    doc_id: str,
+    source: str,
+    category: str = "",
+    reuse_vectors_of: str | None = None,
+) -> tuple[IngestOutcome, LoadedDocument]:
+    """Read, parse (in the bounded worker) and store one file, with the hash of the very bytes parsed.
+
+    Raises:
+        LoadError: the file cannot be read or parsed, or is over a limit.
+        KnowledgeBaseError, StoreError: as ``KnowledgeBase.ingest``; nothing stored is lost.
+    """
+    data = parser.read_file(path)
+    doc = parser.parse(data, path.name)
+    # The bytes parsed are the bytes kept: a PDF's original serves its page images.
+    outcome = kb.ingest(
+        doc_id,
+        doc,
+        source=source,
+        category=category,
+        original=data,
+        file_hash=file_hash(data),
+        reuse_vectors_of=reuse_vectors_of,
+    )
+    return outcome, doc
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """One action carried out: a store's outcome, a forget's chunks removed, or why the file was refused."""
+
+    action: Action
+    outcome: IngestOutcome | None = None
+    removed: int = 0
+    refused: str = ""
+
+
+Stored = Callable[[IngestOutcome, LoadedDocument], None]
+"""Called after each document a sync stores with content new to the store (e.g. to write its overview)."""
+
+
+def apply(
+    kb: KnowledgeBase,
+    parser: BoundedParser,
+    todo: Plan,
+    *,
+    category: str = "",
+    on_done: Callable[[Done], None] | None = None,
+    on_stored: Stored | None = None,
+) -> list[Done]:
+    """Carry out ``todo`` in order; a file that cannot be stored is refused and the rest goes on.
+
+    A refused update or move leaves the stored version in place: nothing already stored is lost.
+    """
+    done: list[Done] = []
+    kept: set[str] = set()  # documents whose file's new copy was refused: not forgotten
+    with kb.batch():
+        for action in todo.actions:
+            if action.kind == "forget":
+                if action.doc_id in kept:
+                    continue
+                step = Done(action, removed=_forget(kb, action.doc_id))
+            else:
+                step = _store(kb, parser, action, category, on_stored)
+                if step.refused and action.kind == "move" and action.previous is not None:
+                    kept.add(action.previous.doc_id)
+            done.append(step)
+            if on_done is not None:
+                on_done(step)
+    return done
+
+
+def _store(kb: KnowledgeBase, parser: BoundedParser, action: Action, category: str, on_stored: Stored | None) -> Done:
+    assert action.path is not None
+    previous = action.previous
+    # Read before the write: a move under the same id replaces the record that holds it.
+    overview = _overview_of(kb, previous.doc_id) if previous is not None else ""
+    try:
+        outcome, doc = ingest_file(
+            kb,
+            parser,
+            action.path,
+            doc_id=action.doc_id,
+            source=str(action.path),
+            category=category,
+            reuse_vectors_of=previous.doc_id if previous is not None else None,
+        )
+    except LoadError as exc:
+        return Done(action, refused=exc.reason)
+    except (KnowledgeBaseError, StoreError) as exc:
+        return Done(action, refused=str(exc))
+    carried = previous is not None and _carry_overview(kb, previous, overview, outcome)
+    if on_stored is not None and not carried and outcome.status != "unchanged":
+        on_stored(outcome, doc)
+    return Done(action, outcome=outcome)
+
+
+def _forget(kb: KnowledgeBase, doc_id: str) -> int:
+    try:
+        return kb.forget(doc_id)
+    except KnowledgeBaseError:  # another client removed it since the plan: as planned
+        return 0
+
+
+def _overview_of(kb: KnowledgeBase, doc_id: str) -> str:
+    record = kb.store.get_document(doc_id)
+    return record.overview if record is not None else ""
+
+
+def _carry_overview(kb: KnowledgeBase, previous: StoredFile, overview: str, outcome: IngestOutcome) -> bool:
+    """Store ``previous``'s overview for the document just stored from the same bytes (a moved or copied file),
+    rather than have a model write it again; returns whether it did."""
+    stored = kb.store.get_document(outcome.id)
+    if not overview or stored is None or stored.overview or stored.file_hash != previous.file_hash:
+        return False
+    try:
+        kb.set_overview(outcome.id, overview, version=outcome.version)
+    except (KnowledgeBaseError, StoreError) as exc:
+        log.warning("%s: the overview of %s was not carried over: %s", outcome.id, previous.doc_id, exc)
+        return False
+    return True
+
+
+def _shown(path: Path, roots: Sequence[Path]) -> str:
+    for root in roots:
+        if path.is_relative_to(root):
+            return str(Path(root.name) / path.relative_to(root))
+    return str(path)
