@@ -1,8 +1,9 @@
 """The agent's HTTP API (FastAPI): questions in, cited answers out, streamed over SSE.
 
-The app owns one knowledge-base process for its lifetime, started in the lifespan and reached over
-MCP. Every response carries ``X-Request-ID``; the same id is on each log line and in the metadata of
-each MCP call the request makes.
+The app owns one knowledge-base process for its lifetime, started in the lifespan, supervised, and reached
+over MCP. Every response carries ``X-Request-ID``; the same id is on each log line and in the metadata of
+each MCP call the request makes. A W3C ``traceparent`` sent with the request (one is minted otherwise) is the
+trace context of the whole request, so the SDK carries it into each MCP call's ``_meta`` beside the id.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 import json
 import logging
 import re
+import secrets
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -30,6 +32,8 @@ from fastapi.responses import StreamingResponse
 from limits import RateLimitItemPerSecond
 from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import MovingWindowRateLimiter
+from opentelemetry import context as otel_context
+from opentelemetry import propagate, trace
 from pydantic import TypeAdapter
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -173,7 +177,7 @@ def create_app(
         CORSMiddleware,
         allow_origins=settings.origins(),
         allow_methods=["GET", "POST", "DELETE"],
-        allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
+        allow_headers=["Authorization", "Content-Type", "X-Request-ID", "traceparent", "tracestate"],
         expose_headers=["X-Request-ID", "Retry-After"],
     )
     app.add_middleware(RequestContext)
@@ -734,7 +738,8 @@ def sse(event: AgentEvent) -> str:
 
 
 class RequestContext:
-    """Request id in and out: honoured when the client sends a sane one, minted otherwise."""
+    """Request id in and out, and the request's trace context: each honoured when the client sends a sane one,
+    minted otherwise."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -743,9 +748,11 @@ class RequestContext:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        sent = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
+        headers = dict(scope["headers"])
+        sent = headers.get(b"x-request-id", b"").decode("latin-1")
         rid = sent if _REQUEST_ID.match(sent) else uuid.uuid4().hex
         token = current_request_id.set(rid)
+        trace_token = otel_context.attach(_trace_context(headers))
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -758,4 +765,25 @@ class RequestContext:
         try:
             await self.app(scope, receive, send_with_id)
         finally:
+            otel_context.detach(trace_token)
             current_request_id.reset(token)
+
+
+def _trace_context(headers: dict[bytes, bytes]) -> otel_context.Context:
+    """The W3C trace context of the request's ``traceparent`` and ``tracestate``; a new trace when it has none
+    that is valid (the propagator ignores a malformed one), so every request's lines share a trace id."""
+    carrier = {
+        name: headers[name.encode()].decode("latin-1")
+        for name in ("traceparent", "tracestate")
+        if name.encode() in headers
+    }
+    extracted = propagate.extract(carrier)
+    if trace.get_current_span(extracted).get_span_context().is_valid:
+        return extracted
+    minted = trace.SpanContext(
+        trace_id=int.from_bytes(secrets.token_bytes(16)) or 1,
+        span_id=int.from_bytes(secrets.token_bytes(8)) or 1,
+        is_remote=True,
+        trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
+    )
+    return trace.set_span_in_context(trace.NonRecordingSpan(minted))

@@ -7,6 +7,7 @@ about the path (a forced search, numbered passages, valid citations only), not a
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from sextant.agent.app import create_app
 from sextant.agent.budget import DailyBudget
 from sextant.agent.settings import AgentSettings
 from tests.agent.conftest import TEST_MODEL
+from tests.kb.test_server_stdio import _server_command
 
 pytestmark = pytest.mark.slow
 
@@ -63,3 +65,30 @@ def test_a_question_is_answered_by_the_local_model_with_citations_from_the_real_
     if not cited:
         assert body["answer"] == "The documents do not answer this question."
     assert body["usage"]["output_tokens"] > 0 and body["usage"]["cost_usd"] == 0
+
+
+def test_a_requests_trace_context_reaches_the_knowledge_base_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SEXTANT_CHROMA_DIR", str(tmp_path / "store"))
+    monkeypatch.setenv("SEXTANT_LOG_FORMAT", "json")
+    # The real sextant-kb, its stderr kept in a file to read its own log lines back.
+    server_log = tmp_path / "kb.log"
+    wrapper = tmp_path / "sextant-kb-logged"
+    wrapper.write_text(f'#!/bin/sh\nexec {_server_command()[0]} "$@" 2>>{server_log}\n', encoding="utf-8")
+    wrapper.chmod(0o755)
+    trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
+    settings = AgentSettings(_env_file=None, provider="none", overviews="off", kb_command=str(wrapper))  # type: ignore[call-arg]
+    app = create_app(settings, budget=DailyBudget(1.0, tmp_path / "spend.json"), state_dir=tmp_path / "agent")
+    with TestClient(app) as client:
+        client.post("/ingest", json={"documents": [{"id": "espresso", "title": "Espresso care", "content": ESPRESSO}]})
+        headers = {"traceparent": f"00-{trace_id}-00f067aa0ba902b7-01", "X-Request-ID": "traced-1"}
+        assert client.post("/query", json={"question": "How often?"}, headers=headers).status_code == 200
+        assert client.post("/query", json={"question": "How often?"}, headers={"X-Request-ID": "untraced"}).json()
+
+    lines = [json.loads(line) for line in server_log.read_text(encoding="utf-8").splitlines() if line.startswith("{")]
+    searched = {line.get("request_id"): line.get("trace_id") for line in lines if "kb_search" in line["message"]}
+    # The server's own log line for the search names the trace the browser started ...
+    assert searched["traced-1"] == trace_id
+    # ... and a request that sent none gets a trace of its own, carried the same way.
+    assert searched["untraced"] and searched["untraced"] != trace_id
