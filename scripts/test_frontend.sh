@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build and test the browser interface, as CI does: the API schema is current, npm ci, type-check,
 # lint and format (Biome, frontend/biome.jsonc), Vitest, production build, then Playwright end to end
-# in Debian's Chromium against the real agent server and sextant-kb. Three e2e files, each with its own agent, store and ports:
+# in Debian's Chromium against the real agent server and sextant-kb. Three e2e files, each with its
+# own agent, store and ports:
 #   e2e/app.e2e.mjs          no model (SEXTANT_PROVIDER=none: answers are excerpts, which still cite),
 #                            the committed corpus: ask, cite, upload a PDF, reload, Index Lab, phone width;
 #   e2e/local-model.e2e.mjs  the real local model (SEXTANT_PROVIDER=local, smollm2-135m-instruct from

@@ -26,6 +26,7 @@ export function Shell() {
   const documents = useDocuments(workspace.held);
   const { conv, current, stream, inputRef } = session;
   const { uploads } = documents;
+  const addFiles = (files: File[]) => void uploads.upload(files);
   const navigate = useNavigate();
   const pathname = useLocation({ select: (l) => l.pathname });
   const [palette, setPalette] = useState(false);
@@ -97,7 +98,7 @@ export function Shell() {
             onPalette={() => setPalette(true)}
             onShortcuts={() => setShortcuts(true)}
           >
-            <FilePicker inputRef={documents.fileRef} onFiles={(files) => void uploads.upload(files)} />
+            <FilePicker inputRef={documents.fileRef} onFiles={addFiles} />
           </Header>
           <HealthBanner health={health} onRetry={refreshHealth} />
           <WorkspaceLostBanner state={workspace} />
@@ -128,7 +129,7 @@ export function Shell() {
           <CommandPalette open={palette} onClose={() => setPalette(false)} commands={commands} />
           <ShortcutsDialog open={shortcuts} onClose={() => setShortcuts(false)} shortcuts={SHORTCUTS} />
           <UploadDialog run={uploads.run} onClose={uploads.clear} />
-          <DropOverlay onFiles={(files) => void uploads.upload(files)} />
+          <DropOverlay onFiles={addFiles} />
         </div>
       </DocumentsContext>
     </AskContext>
