@@ -12,10 +12,15 @@ const root = createRootRoute({ component: Shell, notFoundComponent: () => <Navig
 const ask = createRoute({ getParentRoute: () => root, path: "/", component: AskPage });
 const lab = createRoute({ getParentRoute: () => root, path: "/lab", component: LabPage });
 
-export const router = createRouter({ routeTree: root.addChildren([ask, lab]), history: createHashHistory() });
+const routeTree = root.addChildren([ask, lab]);
+
+/** A router over the page's hash; one per page (App makes it), or one per test. */
+export function createAppRouter() {
+  return createRouter({ routeTree, history: createHashHistory() });
+}
 
 declare module "@tanstack/react-router" {
   interface Register {
-    router: typeof router;
+    router: ReturnType<typeof createAppRouter>;
   }
 }
