@@ -15,7 +15,7 @@ import dataclasses
 import inspect
 import logging
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -23,15 +23,30 @@ from typing import Annotated, Any, TypeVar
 
 import anyio
 import anyio.to_thread
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, CallToolResult, ImageContent, ResourceLink, TextContent, ToolAnnotations
+from mcp_types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    CallToolResult,
+    CompleteRequestParams,
+    CompleteResult,
+    Completion,
+    ImageContent,
+    PromptReference,
+    ResourceLink,
+    ResourceTemplateReference,
+    TextContent,
+    ToolAnnotations,
+)
 from pydantic import BaseModel, Field
 
 from sextant.kb.ann import Kind
 from sextant.kb.ann import probe as ann_probe
 from sextant.kb.ann.results import AnnBenchmark, AnnComparison
+from sextant.kb.completions import document_ids, page_numbers
 from sextant.kb.documents import LoadedDocument, LoadError, join_pages
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
 from sextant.kb.loaders import markdown
@@ -61,6 +76,8 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
 # Re-using an id replaces that document: destructive, but the same call twice changes nothing more.
 REPLACING = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 DROPPING = REPLACING  # the same hints: destructive, and a second call changes nothing more
+DOCUMENT_URI = "kb://documents/{doc_id}"
+PAGE_URI = "kb://documents/{doc_id}/pages/{number}"
 
 INSTRUCTIONS = (
     "Sextant's knowledge base: the user's own documents, split into passages that carry page and "
@@ -141,13 +158,16 @@ def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None) -> M
         return register
 
     def workspace_of(ctx: Context) -> str | None:
-        """The workspace the host named for this call; none names the default store.
+        return workspace_named(ctx.request_context.meta)
+
+    def workspace_named(meta: Mapping[str, Any] | None) -> str | None:
+        """The workspace the host named for this request; none names the default store.
 
         Only the trusted host over stdio names workspaces: an HTTP client's ``_meta`` is its own to write.
         """
         if http_principal() is not None:
             return None
-        named = (ctx.request_context.meta or {}).get(WORKSPACE_META)
+        named = (meta or {}).get(WORKSPACE_META)
         return named if isinstance(named, str) and named else None
 
     def kb_of(ctx: Context) -> KnowledgeBase:
@@ -156,10 +176,14 @@ def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None) -> M
         sent = meta.get(REQUEST_ID_META)
         if isinstance(sent, str) and sent:
             request_id.set(sent[:128])
+        return store_named(meta, ToolError)
+
+    def store_named(meta: Mapping[str, Any] | None, error: Callable[[str], Exception]) -> KnowledgeBase:
+        """The knowledge base of the workspace ``meta`` names; an unusable name raises ``error`` with the reason."""
         try:
-            return workspaces.get(workspace_of(ctx))
+            return workspaces.get(workspace_named(meta))
         except KnowledgeBaseError as exc:
-            raise ToolError(str(exc)) from exc
+            raise error(str(exc)) from exc
 
     @tool("Search the knowledge base", READ_ONLY, retained=True)
     async def kb_search(
@@ -381,12 +405,12 @@ def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None) -> M
         """
         return await _in_thread(ToolError, ann_probe.compare, kb_of(ctx), query, k=k)
 
-    @server.resource("kb://documents/{doc_id}", mime_type="text/plain", title="Document text")
+    @server.resource(DOCUMENT_URI, mime_type="text/plain", title="Document text")
     async def document_resource(doc_id: str, ctx: Context) -> str:
         """The full text of a document."""
         return (await _in_thread(ResourceNotFoundError, kb_of(ctx).document, doc_id)).text
 
-    @server.resource("kb://documents/{doc_id}/pages/{number}", mime_type="text/plain", title="Page text")
+    @server.resource(PAGE_URI, mime_type="text/plain", title="Page text")
     async def page_resource(doc_id: str, number: int, ctx: Context) -> str:
         """The text of one page (physical page number, 1-based) of a document."""
         return await _in_thread(ResourceNotFoundError, kb_of(ctx).page_text, doc_id, number)
@@ -415,6 +439,28 @@ def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None) -> M
             f'["{document_id}"]) and write a summary of its main points, citing the page label of each.'
         )
 
+    async def complete(ctx: ServerRequestContext[Workspaces, Any], params: CompleteRequestParams) -> CompleteResult:
+        """Document ids for the document templates and the prompts' document_id; page numbers of the named
+        document for the page template; nothing for any other argument."""
+        ref, argument = params.ref, params.argument
+        names_document = (isinstance(ref, PromptReference) and argument.name == "document_id") or (
+            isinstance(ref, ResourceTemplateReference)
+            and ref.uri in (DOCUMENT_URI, PAGE_URI)
+            and argument.name == "doc_id"
+        )
+        names_page = isinstance(ref, ResourceTemplateReference) and ref.uri == PAGE_URI and argument.name == "number"
+        if not (names_document or names_page):
+            return CompleteResult(completion=Completion(values=[]))
+        documents = await anyio.to_thread.run_sync(store_named(ctx.meta, partial(MCPError, INVALID_PARAMS)).documents)
+        if names_document:
+            return CompleteResult(completion=document_ids(documents, argument.value))
+        chosen = ((params.context.arguments if params.context else None) or {}).get("doc_id")
+        document = next((d for d in documents if d.id == chosen), None)
+        return CompleteResult(completion=page_numbers(document, argument.value))
+
+    # MCPServer.completion() hands its handler no request context, and the workspace is named in the
+    # request's _meta; this registers the same handler it would, with the context.
+    server._lowlevel_server.add_request_handler("completion/complete", CompleteRequestParams, complete)
     return server
 
 

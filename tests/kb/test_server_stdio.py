@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp_types import ResourceTemplateReference
+
+from sextant.kb.server import DOCUMENT_URI
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -56,6 +59,8 @@ async def test_stdio_process_initializes_lists_ingests_and_searches(tmp_path: Pa
         found = await client.call_tool("kb_search", {"query": "how oxidised is oolong tea", "k": 1})
         assert not found.is_error and found.structured_content is not None
         assert found.structured_content["hits"][0]["document_id"] == "tea"
+        offered = await client.complete(ResourceTemplateReference(uri=DOCUMENT_URI), {"name": "doc_id", "value": "t"})
+        assert offered.completion.values == ["tea"]
 
 
 def test_stdout_carries_nothing_but_json_rpc(tmp_path: Path) -> None:

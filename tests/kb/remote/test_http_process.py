@@ -19,9 +19,16 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, CallToolResult, TextContent
+from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+    CallToolResult,
+    ResourceTemplateReference,
+    TextContent,
+)
 
 from sextant.kb.remote.tokens import KB_READ, KB_WRITE, TokenStore
+from sextant.kb.server import DOCUMENT_URI
 from tests.kb.test_chroma_server import chroma_url  # noqa: F401  (the fixture: a real `chroma run` process)
 from tests.kb.test_server_stdio import _server_command
 
@@ -199,6 +206,8 @@ async def test_a_write_token_ingests_and_finds_what_it_added(served: Served) -> 
         found = await client.call_tool("kb_search", {"query": "how oxidised is oolong tea", "k": 1})
         assert not found.is_error and found.structured_content is not None
         assert found.structured_content["hits"][0]["document_id"] == "tea"
+        offered = await client.complete(ResourceTemplateReference(uri=DOCUMENT_URI), {"name": "doc_id", "value": "te"})
+        assert offered.completion.values == ["tea"]
 
 
 async def test_a_read_token_searches_and_lists_but_every_writing_tool_is_refused(served: Served) -> None:
