@@ -44,6 +44,8 @@ from sextant.settings import KbSettings
 log = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
+# Room for a request's JSON around a kb_upload's base64 file (name, title, _meta).
+ENVELOPE_BYTES = 64 * 1024
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"]
 
@@ -58,6 +60,7 @@ class HttpOptions:
     allowed_origins: tuple[str, ...] = ()
     public_url: str | None = None
     authorization_servers: tuple[str, ...] = ()
+    max_body_bytes: int = DEFAULT_MAX_REQUEST_BODY_SIZE
 
     @classmethod
     def from_settings(cls, settings: KbSettings, *, host: str | None = None, port: int | None = None) -> HttpOptions:
@@ -85,6 +88,8 @@ class HttpOptions:
             allowed_origins=tuple(_split(settings.kb_http_origins)),
             public_url=settings.kb_public_url,
             authorization_servers=tuple(_split(settings.kb_authorization_servers)),
+            # A kb_upload of the largest file parsed must fit: base64 is 4 bytes per 3.
+            max_body_bytes=max(DEFAULT_MAX_REQUEST_BODY_SIZE, -(-settings.max_file_bytes // 3) * 4 + ENVELOPE_BYTES),
         )
 
 
@@ -102,8 +107,7 @@ class StoreTokenVerifier:
             return None
         if record is None:
             return None
-        # The subject tells tokens apart, so a session opened with a revoked token stays closed to one
-        # minted later under the same name (the SDK binds each session to client id, issuer and subject).
+        # The subject tells apart tokens minted one after another under the same name.
         return AccessToken(token=token, client_id=record.name, scopes=list(record.scopes), subject=record.sha256[:12])
 
 
@@ -114,7 +118,7 @@ def build_app(server: MCPServer[Any], options: HttpOptions) -> Starlette:
     # Built here rather than by server.streamable_http_app(), whose app has no authentication and whose
     # manager answers every request the same way; the low-level server is what a manager serves.
     session_manager = SessionlessManager(
-        server._lowlevel_server, _transport_security(options), max_body_bytes=DEFAULT_MAX_REQUEST_BODY_SIZE
+        server._lowlevel_server, _transport_security(options), max_body_bytes=options.max_body_bytes
     )
     mcp = _RequireToken(session_manager.routed, options)
 

@@ -192,6 +192,16 @@ def test_http_refuses_to_start_without_a_token(tmp_path: Path) -> None:
     TokenStore(tmp_path / "store" / "kb-tokens.json").mint("alice")
     options = HttpOptions.from_settings(settings, port=0)
     assert (options.host, options.port, options.allowed_origins) == ("127.0.0.1", 0, ())
+    # A kb_upload of the largest file parsed (SEXTANT_MAX_FILE_BYTES, base64-encoded) fits in one request.
+    assert options.max_body_bytes > settings.max_file_bytes * 4 // 3
+
+
+async def test_a_body_over_the_limit_gets_413_before_it_is_read_as_json_rpc(store: TokenStore) -> None:
+    headers = JSON_RPC | {"authorization": f"Bearer {store.mint('alice')}"}
+    async with serving(store, max_body_bytes=1024) as http:
+        padded = INITIALIZE | {"padding": "x" * 2048}
+        assert (await http.post("/mcp", json=padded, headers=headers)).status_code == 413
+        assert (await http.post("/mcp", json=INITIALIZE, headers=headers)).status_code == 200
 
 
 def test_origins_and_authorization_servers_are_comma_separated(tmp_path: Path) -> None:
