@@ -532,8 +532,22 @@ export interface components {
             budget: string;
             /** Budget Usd */
             budget_usd: number;
-            /** Kb Connected */
+            /**
+             * Kb Connected
+             * @description The knowledge-base process is running and answered its last probe.
+             */
             kb_connected: boolean;
+            /**
+             * Kb Reason
+             * @description Why the knowledge base is not connected; null when it is.
+             */
+            kb_reason?: string | null;
+            /**
+             * Kb Restarts
+             * @description How often the knowledge-base process was restarted since the agent began.
+             * @default 0
+             */
+            kb_restarts: number;
             /** Kb Tools */
             kb_tools: number;
             model: components["schemas"]["ModelHealth"];
