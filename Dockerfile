@@ -15,7 +15,11 @@ RUN apt-get update \
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PATH=/opt/venv/bin:$PATH
 RUN python -m venv /opt/venv
 # torch first, pinned, from the CPU index: PyPI's Linux wheel of the same version is a multi-GB CUDA build.
-RUN pip install --index-url https://download.pytorch.org/whl/cpu "torch==2.13.0"
+# A machine that cannot reach that index puts the CPU wheel in wheelhouse/ (pip prefers 2.13.0+cpu there to
+# PyPI's 2.13.0) and passes TORCH_INDEX_URL=https://pypi.org/simple for its dependencies (scripts/docker_e2e.sh).
+ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+RUN --mount=type=bind,source=wheelhouse,target=/wheelhouse \
+    pip install --find-links /wheelhouse --index-url "$TORCH_INDEX_URL" "torch==2.13.0"
 WORKDIR /src
 COPY pyproject.toml README.md LICENSE ./
 COPY sextant ./sextant
