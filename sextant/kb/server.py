@@ -41,6 +41,7 @@ from mcp_types import (
     TextContent,
     ToolAnnotations,
 )
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field
 
 from sextant.kb.ann import Kind
@@ -178,6 +179,17 @@ def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None) -> M
             request_id.set(sent[:128])
         return store_named(meta, ToolError)
 
+    async def announce_changes(ctx: Context, report: IngestReport) -> None:
+        if any(r.status in ("added", "replaced") for r in report.results):
+            await announce_documents_changed(ctx)
+
+    async def announce_documents_changed(ctx: Context) -> None:
+        """Tell clients that the documents (kb_list, the kb://documents resources) changed: every
+        subscriptions/listen stream (2026-07-28), and on the handshake era the calling connection itself."""
+        await ctx.notify_resources_changed()
+        if ctx.request_context.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
+            await ctx.request_context.session.send_resource_list_changed()
+
     def store_named(meta: Mapping[str, Any] | None, error: Callable[[str], Exception]) -> KnowledgeBase:
         """The knowledge base of the workspace ``meta`` names; an unusable name raises ``error`` with the reason."""
         try:
@@ -279,7 +291,9 @@ def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None) -> M
                     outcome = IngestOutcome(id=doc_id, status="refused", reason=str(exc))
                 results.append(outcome)
                 await ctx.report_progress(n + 1, len(grouped), f"{doc_id}: {outcome.status}")
-        return IngestReport(results=results)
+        report = IngestReport(results=results)
+        await announce_changes(ctx, report)
+        return report
 
     @tool("Add a file", REPLACING, retained=True)
     async def kb_upload(
@@ -329,7 +343,9 @@ def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None) -> M
             outcome = IngestOutcome(id=doc_id, status="refused", reason=exc.reason)
         except (KnowledgeBaseError, StoreError) as exc:
             outcome = IngestOutcome(id=doc_id, status="refused", reason=str(exc))
-        return IngestReport(results=[outcome])
+        report = IngestReport(results=[outcome])
+        await announce_changes(ctx, report)
+        return report
 
     @tool("Delete this workspace", DROPPING)
     async def kb_drop_workspace(ctx: Context) -> WorkspaceDropped:
@@ -339,7 +355,10 @@ def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None) -> M
         workspace = workspace_of(ctx)
         if workspace is None:
             raise ToolError("this call names no workspace; the default store is removed with sextant-forget")
-        return WorkspaceDropped(existed=await _in_thread(ToolError, workspaces.drop, workspace))
+        dropped = WorkspaceDropped(existed=await _in_thread(ToolError, workspaces.drop, workspace))
+        if dropped.existed:
+            await announce_documents_changed(ctx)
+        return dropped
 
     @tool("Show a PDF page as an image", READ_ONLY, retained=True)
     async def kb_page_image(

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
 import pytest
 from mcp import Client
-from mcp_types import PromptReference, ResourceLink, ResourceTemplateReference, TextContent
+from mcp.client.subscriptions import ResourcesListChanged
+from mcp_types import (
+    PromptReference,
+    ResourceLink,
+    ResourceListChangedNotification,
+    ResourceTemplateReference,
+    ServerNotification,
+    TextContent,
+)
 
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
@@ -156,6 +165,29 @@ async def test_completions_offer_document_ids_and_page_numbers(kb: KnowledgeBase
         assert await values(pages, "number", "", doc_id="missing") == []
         assert await values(ResourceTemplateReference(uri="kb://chunks/{chunk_id}"), "chunk_id", "") == []
         assert await values(PromptReference(name="answer_with_citations"), "question", "how") == []
+
+
+async def test_a_handshake_client_hears_that_the_documents_changed_when_they_did(kb: KnowledgeBase) -> None:
+    heard: list[ServerNotification | Exception] = []
+
+    async def keep(message: ServerNotification | Exception) -> None:
+        heard.append(message)
+
+    document = {"id": "espresso", "title": "Espresso care", "content": ESPRESSO}
+    async with Client(create_server(kb), mode="legacy", message_handler=keep) as client:
+        await _ingest(client, document)
+        assert [type(m) for m in heard] == [ResourceListChangedNotification]
+        await _ingest(client, document)  # unchanged: nothing to re-read
+        upload = {"filename": "bees.md", "content_base64": base64.b64encode(BEES.encode()).decode()}
+        assert not (await client.call_tool("kb_upload", upload)).is_error
+        assert [type(m) for m in heard] == [ResourceListChangedNotification] * 2
+
+
+async def test_a_2026_client_listening_hears_that_the_documents_changed(kb: KnowledgeBase) -> None:
+    async with Client(create_server(kb)) as client, client.listen(resources_list_changed=True) as changes:
+        assert client.protocol_version == "2026-07-28" and changes.honored.resources_list_changed
+        await _ingest(client, {"id": "espresso", "title": "Espresso care", "content": ESPRESSO})
+        assert isinstance(await anext(changes), ResourcesListChanged)
 
 
 async def test_bad_input_is_a_tool_error_the_model_can_act_on(kb: KnowledgeBase) -> None:

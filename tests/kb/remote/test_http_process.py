@@ -19,6 +19,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import ResourcesListChanged
 from mcp_types import (
     CLIENT_CAPABILITIES_META_KEY,
     PROTOCOL_VERSION_META_KEY,
@@ -291,3 +292,15 @@ async def test_a_modern_request_with_its_version_only_in_meta_gets_json(served: 
     assert discovered.status_code == 200 and MODERN in discovered.json()["result"]["supportedVersions"]
     assert stats.status_code == 200 and stats.headers["content-type"] == "application/json"
     assert stats.json()["result"]["structuredContent"]["store"] == str(served.home / "store")
+
+
+async def test_a_2026_client_listening_over_http_hears_an_ingest(served: Served) -> None:
+    document = {"id": "cocoa", "title": "Cocoa", "content": "Cocoa beans ferment for five to seven days."}
+    async with (
+        _http(served.writer) as http,
+        _client(http, served.url, MODERN) as client,
+        client.listen(resources_list_changed=True) as changes,
+    ):
+        ingest = await client.call_tool("kb_ingest", {"documents": [document]})
+        assert not ingest.is_error, _text(ingest)
+        assert isinstance(await anext(changes), ResourcesListChanged)
