@@ -35,7 +35,10 @@ from mcp_types import (
     CompleteResult,
     Completion,
     ImageContent,
+    ListResourcesResult,
+    PaginatedRequestParams,
     PromptReference,
+    Resource,
     ResourceLink,
     ResourceTemplateReference,
     TextContent,
@@ -477,9 +480,22 @@ def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None) -> M
         document = next((d for d in documents if d.id == chosen), None)
         return CompleteResult(completion=page_numbers(document, argument.value))
 
-    # MCPServer.completion() hands its handler no request context, and the workspace is named in the
-    # request's _meta; this registers the same handler it would, with the context.
+    async def list_documents(
+        ctx: ServerRequestContext[Workspaces, Any], params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        """Every document as a resource, so a host can offer them; list_changed tells it when to list again."""
+        documents = await anyio.to_thread.run_sync(store_named(ctx.meta, partial(MCPError, INVALID_PARAMS)).documents)
+        return ListResourcesResult(
+            resources=[
+                Resource(uri=d.uri, name=d.id, title=d.title, description=d.about or None, mime_type="text/plain")
+                for d in documents
+            ]
+        )
+
+    # MCPServer's own handlers for these get no request context (completion) or list only fixed resources,
+    # and the workspace is named in each request's _meta.
     server._lowlevel_server.add_request_handler("completion/complete", CompleteRequestParams, complete)
+    server._lowlevel_server.add_request_handler("resources/list", PaginatedRequestParams, list_documents)
     return server
 
 

@@ -124,7 +124,9 @@ async def test_resources_and_prompts(kb: KnowledgeBase) -> None:
             "kb://documents/{doc_id}/pages/{number}",
             "kb://chunks/{chunk_id}",
         }
-        doc = await client.read_resource("kb://documents/espresso")
+        listed = (await client.list_resources()).resources
+        assert [(r.uri, r.name, r.title) for r in listed] == [("kb://documents/espresso", "espresso", "Espresso care")]
+        doc = await client.read_resource(listed[0].uri)
         assert doc.contents[0].text == ESPRESSO  # type: ignore[union-attr]
         hit = (await client.call_tool("kb_search", {"query": "descale", "detail": "ids"})).structured_content
         assert hit is not None
@@ -175,12 +177,14 @@ async def test_a_handshake_client_hears_that_the_documents_changed_when_they_did
 
     document = {"id": "espresso", "title": "Espresso care", "content": ESPRESSO}
     async with Client(create_server(kb), mode="legacy", message_handler=keep) as client:
+        assert (await client.list_resources()).resources == []
         await _ingest(client, document)
         assert [type(m) for m in heard] == [ResourceListChangedNotification]
         await _ingest(client, document)  # unchanged: nothing to re-read
         upload = {"filename": "bees.md", "content_base64": base64.b64encode(BEES.encode()).decode()}
         assert not (await client.call_tool("kb_upload", upload)).is_error
         assert [type(m) for m in heard] == [ResourceListChangedNotification] * 2
+        assert [r.name for r in (await client.list_resources()).resources] == ["bees", "espresso"]
 
 
 async def test_a_2026_client_listening_hears_that_the_documents_changed(kb: KnowledgeBase) -> None:
