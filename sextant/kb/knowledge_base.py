@@ -254,7 +254,9 @@ class KnowledgeBase:
         dense_texts = [index_text(c.text, m, self.policy.dense_context) for c, m in zip(chunks, metas, strict=True)]
         for meta, dense in zip(metas, dense_texts, strict=True):
             meta[DENSE_KEY] = _dense_key(dense)
-        reusable = [r for r in (previous, self.store.get_document(reuse_vectors_of or "")) if r is not None]
+        # An update names its own id here: read it once, or its chunk ids reach the store twice in one get.
+        other = self.store.get_document(reuse_vectors_of) if reuse_vectors_of not in (None, doc_id) else None
+        reusable = [r for r in (previous, other) if r is not None]
         known = self._stored_vectors(reusable)
         vectors = np.zeros((len(chunks), self.embedder.dim), np.float32)
         missing = [i for i, meta in enumerate(metas) if meta[DENSE_KEY] not in known]
