@@ -5,7 +5,8 @@ handshake; a 2025-era client ``initialize``s first. The SDK's session manager pi
 ``MCP-Protocol-Version`` header, so a modern request that states its version only in ``_meta`` would land on
 the handshake path and be told "Missing session ID": ``route`` fills in the routing headers such a request
 leaves out, from its own body (a header that contradicts the body is still refused, by the SDK's checks).
-The handshake path runs stateless too, so no request depends on an earlier one having reached this process.
+The handshake path runs stateless too, so no request depends on an earlier one having reached this process,
+and there is no standing GET stream (405; a 2026-07-28 client hears of changes through ``subscriptions/listen``).
 
 Responses are plain JSON unless the request asks for notifications while it runs (a ``progressToken``, or
 ``subscriptions/listen``) and accepts ``text/event-stream``.
@@ -30,6 +31,7 @@ from mcp.shared.inbound import (
 from mcp_types import PROTOCOL_VERSION_META_KEY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
+from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 LISTEN = "subscriptions/listen"
@@ -54,6 +56,10 @@ class SessionlessManager(StreamableHTTPSessionManager):
         """The base class sets one value for every request; the choice is made in ``route`` instead."""
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET":
+            # The SDK's stateless transport would hold such a stream open with nothing ever to send on it.
+            await Response(status_code=405, headers={"Allow": "POST"})(scope, receive, send)
+            return
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.handle_request(scope, receive, send)
             return

@@ -114,6 +114,15 @@ async def test_a_handshake_client_gets_no_session_and_any_later_request_stands_a
         assert called.status_code == 200 and called.json()["result"]["content"][0]["text"] == "counted 1"
 
 
+async def test_there_is_no_standing_stream_to_open_or_session_to_end(tmp_path: Path) -> None:
+    async with serving(tmp_path) as (http, _):
+        for version in ("2025-11-25", MODERN):
+            headers = {"accept": "text/event-stream", "mcp-protocol-version": version}
+            opened = await http.get("/mcp", headers=headers)
+            assert opened.status_code == 405 and opened.headers["allow"] == "POST"
+            assert (await http.delete("/mcp", headers=headers)).status_code == 405
+
+
 @pytest.mark.parametrize("mode", ERAS)
 async def test_responses_are_json_unless_the_call_asks_for_progress(tmp_path: Path, mode: str) -> None:
     async with (
