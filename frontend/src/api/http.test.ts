@@ -10,8 +10,8 @@ describe("request", () => {
     await request("/health", { headers: { Authorization: "Bearer t" } });
     await request("/health");
     const sent = fetched.mock.calls.map((call) => new Headers((call as unknown as [string, RequestInit])[1].headers));
-    expect(sent[0].get("authorization")).toBe("Bearer t");
-    const [first, second] = sent.map((h) => h.get("traceparent") ?? "");
+    expect(sent[0]?.get("authorization")).toBe("Bearer t");
+    const [first = "", second = ""] = sent.map((h) => h.get("traceparent") ?? "");
     expect(first).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
     expect(first.split("-")[1]).not.toBe(second.split("-")[1]);
   });
