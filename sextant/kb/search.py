@@ -121,6 +121,10 @@ class Searcher:
         ranking = reciprocal_rank_fusion([[i for i, _ in dense], [h.id for h in lexical]], self.rrf_k, self.weights)
         clock.lap("fuse")
         chunks = {c.id: c for c in self.store.get_chunks([i for i, _ in ranking], vectors=True)}
+        # A document's record is its version's commit point: while a replacement is written, the new chunks are
+        # stored before the record and the old ones removed after it. Only the version the record names is read.
+        live = self.store.live_chunk_ids(c.doc_id for c in chunks.values())
+        chunks = {cid: c for cid, c in chunks.items() if cid in live}
         clock.lap("fetch")
         candidates = self._score(q, ranking, chunks, dense, lexical)
         clock.lap("cosine")

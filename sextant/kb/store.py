@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -209,6 +209,16 @@ class ChunkStore:
             return None
         text = got["documents"][0] if with_text and got["documents"] else ""
         return _record_from(doc_id, got["metadatas"][0], text or "")
+
+    def live_chunk_ids(self, doc_ids: Iterable[str]) -> set[str]:
+        """The chunk ids of the versions now stored of ``doc_ids`` (one read, whatever their number)."""
+        ids = sorted(set(doc_ids))
+        if not ids:
+            return set()
+        got = self._docs.get(ids=ids, include=["metadatas"])
+        return {
+            cid for i, m in zip(got["ids"], got["metadatas"], strict=True) for cid in _record_from(i, m, "").chunk_ids()
+        }
 
     def list_documents(self) -> list[DocumentRecord]:
         got = self._docs.get(include=["metadatas"])
