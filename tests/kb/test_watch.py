@@ -1,0 +1,254 @@
+"""The watcher over real temporary folders and a real knowledge base: each change becomes a sync pass.
+
+No test measures time: each waits on the watcher's own report (``on_pass``) for an outcome, with a generous
+bound, and asserts on what the store holds. Latency and idle cost are bench/watch_latency.py's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+import pytest
+
+from sextant.kb.documents import LoadedDocument
+from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.kb.parsing import BoundedParser
+from sextant.kb.store import DocumentRecord
+from sextant.kb.sync import Done, SyncError
+from sextant.kb.watch import Watcher, changed
+from tests.kb.loaders.pdf_factory import new_page, paragraph, to_bytes
+
+BOUND_S = 120.0  # only a hung watcher reaches this: the machine running the tests may be very busy
+
+
+@pytest.fixture(scope="module")
+def parser() -> Iterator[BoundedParser]:
+    with BoundedParser() as shared:
+        yield shared
+
+
+class Passes:
+    """The watcher's ``on_pass`` reports, to wait on: each pass's steps, in order."""
+
+    def __init__(self) -> None:
+        self.seen: queue.Queue[list[Done]] = queue.Queue()
+        self.history: list[list[Done]] = []
+
+    def __call__(self, done: list[Done]) -> None:
+        self.seen.put(done)
+
+    def until(self, condition: Callable[[], bool]) -> None:
+        """Wait for passes until ``condition`` holds after one (or holds already)."""
+        while not condition():
+            self.history.append(self.seen.get(timeout=BOUND_S))
+
+    def next(self) -> list[Done]:
+        done = self.seen.get(timeout=BOUND_S)
+        self.history.append(done)
+        return done
+
+    def steps(self) -> list[tuple[str, str]]:
+        return [(s.action.kind, s.action.doc_id) for done in self.history for s in done]
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    folder = (tmp_path / "docs").resolve()
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def watching(kb: KnowledgeBase, parser: BoundedParser, docs: Path) -> Iterator[Passes]:
+    """A watcher on ``docs`` whose first pass (over the empty folder) is over."""
+    passes = Passes()
+    with Watcher(kb, parser, [docs], on_pass=passes):
+        assert passes.next() == []
+        yield passes
+
+
+def _record(kb: KnowledgeBase, doc_id: str) -> DocumentRecord | None:
+    return kb.store.get_document(doc_id)
+
+
+def _hash_of(kb: KnowledgeBase, doc_id: str) -> str:
+    record = _record(kb, doc_id)
+    return record.file_hash if record is not None else ""
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@pytest.mark.slow
+def test_files_saved_changed_renamed_and_deleted_are_followed(kb: KnowledgeBase, docs: Path, watching: Passes) -> None:
+    (docs / "tea.md").write_text("# Tea\n\nOolong is a partially oxidised tea.\n", encoding="utf-8")
+    watching.until(lambda: _record(kb, "tea") is not None)
+    assert changed(watching.history[-1])
+    assert kb.search("partially oxidised tea").hits[0].document_id == "tea"
+
+    (docs / "tea.md").write_text("# Tea\n\nMatcha is a powdered green tea.\n", encoding="utf-8")
+    watching.until(lambda: "Matcha" in kb.document("tea").text)
+    assert "Oolong" not in " ".join(c.text for batch in kb.store.iter_chunks() for c in batch)
+
+    (docs / "sub").mkdir()
+    (docs / "tea.md").rename(docs / "sub" / "green.md")
+    watching.until(lambda: _record(kb, "green") is not None and _record(kb, "tea") is None)
+    [move] = [s for done in watching.history for s in done if s.action.kind == "move"]
+    assert move.outcome is not None and move.outcome.embedded == 0  # a move re-embeds nothing
+
+    (docs / "sub" / "green.md").unlink()
+    watching.until(lambda: kb.store.document_count() == 0)
+    assert set(kb.lexical.ids()) == set() and kb.store.chunk_count() == 0
+
+
+@pytest.mark.slow
+def test_a_save_by_rename_replaces_the_document_without_a_moment_gone(
+    kb: KnowledgeBase, docs: Path, watching: Passes
+) -> None:
+    (docs / "notes.md").write_text("# Notes\n\nThe keeper lit the lamp at dusk.\n", encoding="utf-8")
+    watching.until(lambda: _record(kb, "notes") is not None)
+    watching.history.clear()
+    # As vim, gedit and most IDEs save: write a hidden temporary file beside it, then rename it over the file.
+    for n in range(3):
+        temporary = docs / f".notes.md.{n}.tmp"
+        temporary.write_text(f"# Notes\n\nThe keeper lit the lamp at dusk, {n + 2} times.\n", encoding="utf-8")
+        os.replace(temporary, docs / "notes.md")
+    final = (docs / "notes.md").read_bytes()
+    watching.until(lambda: _hash_of(kb, "notes") == _sha(final))
+    assert all(kind == "update" and doc_id == "notes" for kind, doc_id in watching.steps())
+
+
+@pytest.mark.slow
+def test_a_half_written_file_keeps_the_stored_version_until_it_is_complete(
+    kb: KnowledgeBase, docs: Path, watching: Passes
+) -> None:
+    pdf = pymupdf.open()
+    paragraph(new_page(pdf), (72, 72, 500, 300), "The harbour light shines over the reef every night.")
+    whole = to_bytes(pdf)
+    (docs / "harbour.pdf").write_bytes(whole)
+    watching.until(lambda: _hash_of(kb, "harbour") == _sha(whole))
+    stored = _record(kb, "harbour")
+
+    pdf = pymupdf.open()
+    paragraph(new_page(pdf), (72, 72, 500, 300), "The harbour light was rebuilt in stone after the storm.")
+    replacement = to_bytes(pdf)
+    with (docs / "harbour.pdf").open("wb") as stream:  # a writer caught halfway, its file cut short
+        stream.write(replacement[: len(replacement) // 3])
+    [step] = watching.next()
+    assert step.action.kind == "update" and step.refused and not changed([step])
+    assert _record(kb, "harbour") == stored  # the old version, whole, still searchable
+    assert kb.search("harbour light over the reef").hits[0].document_id == "harbour"
+
+    with (docs / "harbour.pdf").open("ab") as stream:  # ...who then finishes
+        stream.write(replacement[len(replacement) // 3 :])
+    watching.until(lambda: _hash_of(kb, "harbour") == _sha(replacement))
+    assert "rebuilt in stone" in kb.document("harbour").text
+
+
+@pytest.mark.slow
+def test_documents_from_elsewhere_and_unsupported_files_are_left_alone(
+    kb: KnowledgeBase, docs: Path, watching: Passes
+) -> None:
+    kb.ingest("upload", LoadedDocument(text="An uploaded note about owls.", title="Owls"), source="upload.md")
+    for name in ("~$report.docx", ".hidden.md", "picture.png"):
+        (docs / name).write_bytes(b"not a document")
+    assert watching.next() == []
+    assert [r.id for r in kb.store.list_documents()] == ["upload"]
+
+
+@pytest.mark.slow
+def test_a_folder_that_disappears_pauses_the_watch_and_forgets_nothing(
+    kb: KnowledgeBase, parser: BoundedParser, tmp_path: Path
+) -> None:
+    drive = (tmp_path / "drive").resolve()
+    (drive / "docs").mkdir(parents=True)
+    (drive / "docs" / "tea.md").write_text("Oolong is a partially oxidised tea.\n", encoding="utf-8")
+    passes = Passes()
+    watcher = Watcher(kb, parser, [drive / "docs"], on_pass=passes)
+    with watcher:
+        passes.until(lambda: _record(kb, "tea") is not None)
+        (drive / "docs").rename(tmp_path / "unmounted")
+        assert watcher.sync_once() == []  # what a pass does while the folder is gone
+        assert _record(kb, "tea") is not None
+
+
+def test_folders_are_checked_when_the_watcher_is_made(kb: KnowledgeBase, parser: BoundedParser, docs: Path) -> None:
+    with pytest.raises(SyncError, match="no such folder"):
+        Watcher(kb, parser, [docs / "missing"])
+    (docs / "sub").mkdir()
+    with pytest.raises(SyncError, match="lies inside"):
+        Watcher(kb, parser, [docs, docs / "sub"])
+
+
+@pytest.mark.slow
+def test_a_stopped_watcher_leaves_whole_documents_and_the_next_one_finishes(
+    kb: KnowledgeBase, parser: BoundedParser, docs: Path
+) -> None:
+    for n in range(6):
+        (docs / f"note-{n}.md").write_text(f"# Note {n}\n\nThe lamp was lit {n} times.\n", encoding="utf-8")
+    stopping = threading.Event()
+    watcher = Watcher(kb, parser, [docs])
+    original = kb.ingest
+
+    def ingest_then_stop(*args: Any, **kwargs: Any) -> Any:
+        outcome = original(*args, **kwargs)
+        stopping.set()
+        return outcome
+
+    kb.ingest = ingest_then_stop  # type: ignore[method-assign]
+    watcher.start()
+    assert stopping.wait(BOUND_S)
+    watcher.stop()
+    kb.ingest = original  # type: ignore[method-assign]
+    some = {r.id: r for r in kb.store.list_documents()}
+    assert 1 <= len(some) < 6  # stopped between two documents, not after the whole plan
+    assert set(kb.lexical.ids()) == {cid for r in some.values() for cid in r.chunk_ids()}
+
+    passes = Passes()
+    with Watcher(kb, parser, [docs], on_pass=passes):
+        passes.until(lambda: kb.store.document_count() == 6)
+    assert all(kind == "add" for kind, _ in passes.steps())
+
+
+# --- a search during a replacement sees one version ----------------------------------------------
+
+
+class _Interposed:
+    """Chroma's document collection, with ``during`` run just before the record of a new version is written:
+    the moment a replacement's new chunks are stored and its old ones not yet removed."""
+
+    def __init__(self, inner: Any, during: Callable[[], None]) -> None:
+        self._inner, self._during = inner, during
+
+    def upsert(self, **kwargs: Any) -> Any:
+        self._during()
+        return self._inner.upsert(**kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@pytest.mark.slow
+def test_a_search_during_a_replacement_sees_the_old_version_or_the_new_never_both(kb: KnowledgeBase) -> None:
+    old = "\n\n".join(f"## Part {n}\n\nThe lighthouse keeper logged storm {n} in the old book." for n in range(8))
+    new = "\n\n".join(f"## Part {n}\n\nThe lighthouse keeper logged gale {n} in the new book." for n in range(8))
+    kb.ingest("log", LoadedDocument(text=old, title="Log"))
+    versions: list[set[str]] = []
+
+    def search() -> None:
+        hits = kb.search("lighthouse keeper logged", k=20).hits
+        versions.append({hit.chunk_id.split("~")[1] for hit in hits})
+
+    kb.store._docs = _Interposed(kb.store._docs, search)
+    kb.ingest("log", LoadedDocument(text=new, title="Log"))
+    search()  # after the commit
+    assert versions and all(len(seen) == 1 for seen in versions), versions
+    assert versions[0] != versions[-1]  # the search during the write saw the old version, the one after the new
