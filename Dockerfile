@@ -1,8 +1,9 @@
-# syntax=docker/dockerfile:1
 # Sextant's images, one file, two targets:
 #   docker build --target agent -t sextant-agent .   the agent (HTTP API) with the knowledge base and both models baked in
 #   docker build --target ui -t sextant-ui .         the browser interface, built and served by frontend/scripts/serve.mjs
 # docker-compose.yml (local) and deploy/docker-compose.prod.yml (behind Caddy) build them for you.
+# Needs BuildKit's built-in Dockerfile frontend (Docker 20.10 or later: RUN --mount). No `# syntax=` line on
+# purpose: it makes every build fetch docker/dockerfile from Docker Hub, which fails where no registry is reachable.
 
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 ARG NODE_IMAGE=node:20-bookworm-slim

