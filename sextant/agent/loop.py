@@ -61,6 +61,11 @@ HISTORY_MESSAGES = 10
 HISTORY_CHARS = 4000
 HELD_PASSAGES_SHOWN = 10
 NOT_ANSWERED = "The documents do not answer this question."
+# Not a verdict on the question. The search's own reason names the store's folder and settings, for the operator
+# (kb_stats, the logs), not for whoever is asking.
+EMPTY_KNOWLEDGE_BASE = (
+    "The knowledge base is empty: no documents have been added yet, so there is nothing to answer from."
+)
 
 
 class KnowledgeTools(Protocol):
@@ -96,7 +101,7 @@ class _Run:
     turns: int = 0
     searches: int = 0
     found_any: bool = False
-    empty_kb: str = ""  # the search's reason when the knowledge base holds no documents at all
+    empty_kb: bool = False  # a search found the knowledge base holding no documents at all
     ready: bool = False  # a tool-calling model stopped searching
     statements: list[AnswerStatement] = field(default_factory=list)
     unsourced: list[str] = field(default_factory=list)
@@ -107,8 +112,8 @@ class _Run:
         return self.book.knowledge_base(self.shown)
 
     def unanswered(self) -> str:
-        """The answer when nothing was found: an empty knowledge base is no verdict on the question."""
-        return f"{self.empty_kb[:1].upper()}{self.empty_kb[1:]}." if self.empty_kb else NOT_ANSWERED
+        """The answer when nothing was found."""
+        return EMPTY_KNOWLEDGE_BASE if self.empty_kb else NOT_ANSWERED
 
 
 class AgentLoop:
@@ -340,8 +345,8 @@ class AgentLoop:
             body = f"Passages for {query!r}:\n\n" + "\n\n".join(p.for_model() for p in passages)
             summary = f"{len(passages)} passages: " + ", ".join(f"[{p.label}] {p.citation()}" for p in passages)
         elif outcome.structured.get("empty"):
-            run.empty_kb = str(outcome.structured.get("reason") or "the knowledge base is empty")
-            body = summary = run.empty_kb
+            run.empty_kb = True
+            body = summary = EMPTY_KNOWLEDGE_BASE
         else:
             reason = outcome.structured.get("reason") or "no relevant passage"
             body = f"Nothing found in the documents for {query!r} ({reason})."
