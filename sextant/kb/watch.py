@@ -25,9 +25,15 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import anyio.to_thread
+from mcp.server.subscriptions import ResourcesListChanged, SubscriptionBus
 from watchfiles import watch
 
 from sextant.kb.knowledge_base import KnowledgeBase
@@ -154,6 +160,32 @@ class Watcher:
 
 class _Stopped(Exception):
     """Raised out of ``apply`` between two documents when the watcher is stopped."""
+
+
+@asynccontextmanager
+async def watching(
+    kb: KnowledgeBase, parser: BoundedParser, roots: Sequence[Path], bus: SubscriptionBus
+) -> AsyncIterator[None]:
+    """Watch ``roots`` (none: do nothing) while the block runs, in a server's lifespan; after each pass that
+    changed the documents, publish ``list_changed`` on ``bus`` on this event loop (its listeners run there)."""
+    if not roots:
+        yield
+        return
+    token = anyio.lowlevel.current_token()
+
+    def announce(done: list[Done]) -> None:
+        if changed(done):
+            anyio.from_thread.run(bus.publish, ResourcesListChanged(), token=token)
+
+    watcher = Watcher(kb, parser, roots, on_pass=announce)
+    watcher.start()
+    try:
+        yield
+    finally:
+        # Off the loop, which a pass ending meanwhile needs for its announcement; shielded, so a server
+        # cancelled on its way out still lets the document being written finish before the store closes.
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(watcher.stop)
 
 
 def changed(done: Sequence[Done]) -> bool:

@@ -14,18 +14,25 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pymupdf
 import pytest
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ServerEvent
 
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.parsing import BoundedParser
 from sextant.kb.store import DocumentRecord
 from sextant.kb.sync import Done, SyncError
-from sextant.kb.watch import Watcher, changed
+from sextant.kb.watch import Watcher, changed, watching
 from tests.kb.loaders.pdf_factory import new_page, paragraph, to_bytes
 
 BOUND_S = 120.0  # only a hung watcher reaches this: the machine running the tests may be very busy
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +73,7 @@ def docs(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def watching(kb: KnowledgeBase, parser: BoundedParser, docs: Path) -> Iterator[Passes]:
+def watched(kb: KnowledgeBase, parser: BoundedParser, docs: Path) -> Iterator[Passes]:
     """A watcher on ``docs`` whose first pass (over the empty folder) is over."""
     passes = Passes()
     with Watcher(kb, parser, [docs], on_pass=passes):
@@ -88,53 +95,53 @@ def _sha(data: bytes) -> str:
 
 
 @pytest.mark.slow
-def test_files_saved_changed_renamed_and_deleted_are_followed(kb: KnowledgeBase, docs: Path, watching: Passes) -> None:
+def test_files_saved_changed_renamed_and_deleted_are_followed(kb: KnowledgeBase, docs: Path, watched: Passes) -> None:
     (docs / "tea.md").write_text("# Tea\n\nOolong is a partially oxidised tea.\n", encoding="utf-8")
-    watching.until(lambda: _record(kb, "tea") is not None)
-    assert changed(watching.history[-1])
+    watched.until(lambda: _record(kb, "tea") is not None)
+    assert changed(watched.history[-1])
     assert kb.search("partially oxidised tea").hits[0].document_id == "tea"
 
     (docs / "tea.md").write_text("# Tea\n\nMatcha is a powdered green tea.\n", encoding="utf-8")
-    watching.until(lambda: "Matcha" in kb.document("tea").text)
+    watched.until(lambda: "Matcha" in kb.document("tea").text)
     assert "Oolong" not in " ".join(c.text for batch in kb.store.iter_chunks() for c in batch)
 
     (docs / "sub").mkdir()
     (docs / "tea.md").rename(docs / "sub" / "green.md")
-    watching.until(lambda: _record(kb, "green") is not None and _record(kb, "tea") is None)
-    [move] = [s for done in watching.history for s in done if s.action.kind == "move"]
+    watched.until(lambda: _record(kb, "green") is not None and _record(kb, "tea") is None)
+    [move] = [s for done in watched.history for s in done if s.action.kind == "move"]
     assert move.outcome is not None and move.outcome.embedded == 0  # a move re-embeds nothing
 
     (docs / "sub" / "green.md").unlink()
-    watching.until(lambda: kb.store.document_count() == 0)
+    watched.until(lambda: kb.store.document_count() == 0)
     assert set(kb.lexical.ids()) == set() and kb.store.chunk_count() == 0
 
 
 @pytest.mark.slow
 def test_a_save_by_rename_replaces_the_document_without_a_moment_gone(
-    kb: KnowledgeBase, docs: Path, watching: Passes
+    kb: KnowledgeBase, docs: Path, watched: Passes
 ) -> None:
     (docs / "notes.md").write_text("# Notes\n\nThe keeper lit the lamp at dusk.\n", encoding="utf-8")
-    watching.until(lambda: _record(kb, "notes") is not None)
-    watching.history.clear()
+    watched.until(lambda: _record(kb, "notes") is not None)
+    watched.history.clear()
     # As vim, gedit and most IDEs save: write a hidden temporary file beside it, then rename it over the file.
     for n in range(3):
         temporary = docs / f".notes.md.{n}.tmp"
         temporary.write_text(f"# Notes\n\nThe keeper lit the lamp at dusk, {n + 2} times.\n", encoding="utf-8")
         os.replace(temporary, docs / "notes.md")
     final = (docs / "notes.md").read_bytes()
-    watching.until(lambda: _hash_of(kb, "notes") == _sha(final))
-    assert all(kind == "update" and doc_id == "notes" for kind, doc_id in watching.steps())
+    watched.until(lambda: _hash_of(kb, "notes") == _sha(final))
+    assert all(kind == "update" and doc_id == "notes" for kind, doc_id in watched.steps())
 
 
 @pytest.mark.slow
 def test_a_half_written_file_keeps_the_stored_version_until_it_is_complete(
-    kb: KnowledgeBase, docs: Path, watching: Passes
+    kb: KnowledgeBase, docs: Path, watched: Passes
 ) -> None:
     pdf = pymupdf.open()
     paragraph(new_page(pdf), (72, 72, 500, 300), "The harbour light shines over the reef every night.")
     whole = to_bytes(pdf)
     (docs / "harbour.pdf").write_bytes(whole)
-    watching.until(lambda: _hash_of(kb, "harbour") == _sha(whole))
+    watched.until(lambda: _hash_of(kb, "harbour") == _sha(whole))
     stored = _record(kb, "harbour")
 
     pdf = pymupdf.open()
@@ -142,25 +149,25 @@ def test_a_half_written_file_keeps_the_stored_version_until_it_is_complete(
     replacement = to_bytes(pdf)
     with (docs / "harbour.pdf").open("wb") as stream:  # a writer caught halfway, its file cut short
         stream.write(replacement[: len(replacement) // 3])
-    [step] = watching.next()
+    [step] = watched.next()
     assert step.action.kind == "update" and step.refused and not changed([step])
     assert _record(kb, "harbour") == stored  # the old version, whole, still searchable
     assert kb.search("harbour light over the reef").hits[0].document_id == "harbour"
 
     with (docs / "harbour.pdf").open("ab") as stream:  # ...who then finishes
         stream.write(replacement[len(replacement) // 3 :])
-    watching.until(lambda: _hash_of(kb, "harbour") == _sha(replacement))
+    watched.until(lambda: _hash_of(kb, "harbour") == _sha(replacement))
     assert "rebuilt in stone" in kb.document("harbour").text
 
 
 @pytest.mark.slow
 def test_documents_from_elsewhere_and_unsupported_files_are_left_alone(
-    kb: KnowledgeBase, docs: Path, watching: Passes
+    kb: KnowledgeBase, docs: Path, watched: Passes
 ) -> None:
     kb.ingest("upload", LoadedDocument(text="An uploaded note about owls.", title="Owls"), source="upload.md")
     for name in ("~$report.docx", ".hidden.md", "picture.png"):
         (docs / name).write_bytes(b"not a document")
-    assert watching.next() == []
+    assert watched.next() == []
     assert [r.id for r in kb.store.list_documents()] == ["upload"]
 
 
@@ -252,3 +259,28 @@ def test_a_search_during_a_replacement_sees_the_old_version_or_the_new_never_bot
     search()  # after the commit
     assert versions and all(len(seen) == 1 for seen in versions), versions
     assert versions[0] != versions[-1]  # the search during the write saw the old version, the one after the new
+
+
+# --- in a server's lifespan: clients hear of each pass that changed the documents ----------------
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_pass_that_changes_the_documents_publishes_list_changed_on_the_loop(
+    kb: KnowledgeBase, parser: BoundedParser, docs: Path
+) -> None:
+    bus = InMemorySubscriptionBus()
+    heard: list[tuple[ServerEvent, threading.Thread]] = []
+    arrived = anyio.Event()
+
+    def listener(event: ServerEvent) -> None:
+        heard.append((event, threading.current_thread()))
+        arrived.set()
+
+    bus.subscribe(listener)
+    async with watching(kb, parser, [docs], bus):
+        (docs / "tea.md").write_text("Oolong is a partially oxidised tea.\n", encoding="utf-8")
+        with anyio.fail_after(BOUND_S):
+            await arrived.wait()
+    assert _record(kb, "tea") is not None
+    assert heard == [(ResourcesListChanged(), threading.main_thread())]  # once, and on the event loop's thread
