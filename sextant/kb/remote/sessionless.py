@@ -75,10 +75,9 @@ class SessionlessManager(StreamableHTTPSessionManager):
 def route(scope: Scope, request: dict[str, Any] | None) -> tuple[Scope, bool]:
     """The request's scope with the routing headers its body implies where they are missing, and whether its
     response is a stream."""
-    headers = Headers(scope=scope)
-    accepts_stream = "text/event-stream" in headers.get("accept", "")
     if request is None:
-        return scope, accepts_stream
+        return scope, False
+    headers = Headers(scope=scope)
     method = request.get("method")
     params = _object(request.get("params"))
     meta = _object(params.get("_meta"))
@@ -91,7 +90,7 @@ def route(scope: Scope, request: dict[str, Any] | None) -> tuple[Scope, bool]:
         missing = [(k.encode(), v.encode()) for k, v in implied.items() if k not in headers]
         scope = {**scope, "headers": [*scope["headers"], *missing]}
     wants_stream = method == LISTEN or meta.get("progressToken") is not None
-    return scope, accepts_stream and wants_stream
+    return scope, wants_stream and "text/event-stream" in headers.get("accept", "")
 
 
 def _object(value: object) -> dict[str, Any]:

@@ -114,6 +114,14 @@ async def test_a_handshake_client_gets_no_session_and_any_later_request_stands_a
         assert called.status_code == 200 and called.json()["result"]["content"][0]["text"] == "counted 1"
 
 
+async def test_a_body_that_is_not_json_rpc_gets_the_sdks_json_error(tmp_path: Path) -> None:
+    async with serving(tmp_path) as (http, _):
+        for era in ({}, {"mcp-protocol-version": MODERN}):
+            refused = await http.post("/mcp", content=b"{not json", headers=ACCEPT_BOTH | era)
+            assert refused.status_code == 400 and refused.headers["content-type"] == "application/json"
+            assert refused.json()["error"]["code"] == -32700  # parse error
+
+
 async def test_there_is_no_standing_stream_to_open_or_session_to_end(tmp_path: Path) -> None:
     async with serving(tmp_path) as (http, _):
         for version in ("2025-11-25", MODERN):
