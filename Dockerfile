@@ -72,6 +72,8 @@ WORKDIR /ui
 COPY frontend/package.json frontend/package-lock.json ./
 RUN npm ci --no-audit --no-fund --loglevel=error
 COPY frontend/ ./
+# The onboarding's sample corpus: vite.config.ts emits ../eval/corpus/documents under /sample/ (the build fails without it).
+COPY eval/corpus/documents/ /eval/corpus/documents/
 RUN npm run build
 
 # ---- ui: serve it (no dependencies beyond node) ------------------------------------------------------
