@@ -21,6 +21,7 @@ from mcp_types import (
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import DOCUMENT_URI, PAGE_URI, create_server
+from sextant.kb.workspaces import WORKSPACE_META
 from sextant.settings import KbSettings
 
 pytestmark = pytest.mark.anyio
@@ -185,6 +186,13 @@ async def test_a_handshake_client_hears_that_the_documents_changed_when_they_did
         assert not (await client.call_tool("kb_upload", upload)).is_error
         assert [type(m) for m in heard] == [ResourceListChangedNotification] * 2
         assert [r.name for r in (await client.list_resources()).resources] == ["bees", "espresso"]
+
+        workspace = {WORKSPACE_META: "c" * 32}
+        ingest = await client.call_tool("kb_ingest", {"documents": [document]}, meta=workspace)  # type: ignore[arg-type]
+        assert not ingest.is_error
+        dropped = await client.call_tool("kb_drop_workspace", {}, meta=workspace)  # type: ignore[arg-type]
+        assert dropped.structured_content == {"existed": True}
+        assert [type(m) for m in heard] == [ResourceListChangedNotification] * 4
 
 
 async def test_a_2026_client_listening_hears_that_the_documents_changed(kb: KnowledgeBase) -> None:
