@@ -188,9 +188,9 @@ async def test_a_handshake_client_hears_that_the_documents_changed_when_they_did
         assert [r.name for r in (await client.list_resources()).resources] == ["bees", "espresso"]
 
         workspace = {WORKSPACE_META: "c" * 32}
-        ingest = await client.call_tool("kb_ingest", {"documents": [document]}, meta=workspace)  # type: ignore[arg-type]
+        ingest = await client.call_tool("kb_ingest", {"documents": [document]}, meta=workspace)
         assert not ingest.is_error
-        dropped = await client.call_tool("kb_drop_workspace", {}, meta=workspace)  # type: ignore[arg-type]
+        dropped = await client.call_tool("kb_drop_workspace", {}, meta=workspace)
         assert dropped.structured_content == {"existed": True}
         assert [type(m) for m in heard] == [ResourceListChangedNotification] * 4
 
