@@ -15,7 +15,7 @@ import dataclasses
 import inspect
 import logging
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -26,6 +26,7 @@ import anyio.to_thread
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INTERNAL_ERROR,
@@ -67,6 +68,8 @@ from sextant.kb.results import (
     Stats,
 )
 from sextant.kb.store import StoreError
+from sextant.kb.sync import SyncError, check_roots
+from sextant.kb.watch import watching
 from sextant.kb.workspaces import WORKSPACE_META, Workspaces
 from sextant.logs import request_id
 
@@ -121,7 +124,9 @@ def _retention(ttl_s: int) -> str:
     )
 
 
-def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None) -> MCPServer[Workspaces]:
+def create_server(
+    kb: KnowledgeBase, *, workspace_ttl_s: int | None = None, watch: Sequence[Path] = ()
+) -> MCPServer[Workspaces]:
     """Build the MCP server over an opened knowledge base (opened first, so bad settings fail fast).
 
     ``workspace_ttl_s``: the host deletes each workspace this long after creating it; the instructions and
@@ -131,11 +136,13 @@ def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None) -> M
     # One parsing worker for all workspaces; it starts at the first upload.
     parser = BoundedParser(ParseLimits.from_settings(kb.settings))
     retention = "" if workspace_ttl_s is None else _retention(workspace_ttl_s)
+    bus = InMemorySubscriptionBus()  # the SDK's default bus, held here: the watcher publishes outside any request
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Workspaces]) -> AsyncIterator[Workspaces]:
         try:
-            yield workspaces
+            async with watching(kb, parser, watch, bus):
+                yield workspaces
         finally:
             workspaces.close()
             parser.close()
@@ -146,6 +153,7 @@ def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None) -> M
         instructions=INSTRUCTIONS + (f" {retention}" if retention else ""),
         version=_version(),
         lifespan=lifespan,
+        subscriptions=bus,
     )
 
     def tool(title: str, annotations: ToolAnnotations, *, retained: bool = False) -> Callable[[F], F]:
@@ -563,7 +571,14 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--host", help="with --http: address to bind (default SEXTANT_KB_HTTP_HOST, 127.0.0.1)")
     parser.add_argument("--port", type=int, help="with --http: port (default SEXTANT_KB_HTTP_PORT, 8765; 0: any free)")
+    parser.add_argument(
+        "--watch", nargs="+", type=Path, default=[], metavar="DIR", help="keep the store mirroring these folders"
+    )
     args = parser.parse_args(argv)
+    try:
+        watch = check_roots(args.watch)
+    except SyncError as exc:
+        parser.error(str(exc))
     if not args.http and (args.host or args.port is not None):
         parser.error("--host and --port go with --http")
     if args.workspace_ttl is not None and args.http:
@@ -581,7 +596,7 @@ def main(argv: list[str] | None = None) -> None:
     if http is None and sys.stdin.isatty():
         log.warning("sextant-kb speaks MCP on stdin/stdout: start it from an MCP client (see the README)")
     with kb:
-        server = create_server(kb, workspace_ttl_s=args.workspace_ttl)
+        server = create_server(kb, workspace_ttl_s=args.workspace_ttl, watch=watch)
         if http is None:
             server.run()
         else:
