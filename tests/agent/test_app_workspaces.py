@@ -13,10 +13,12 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule
 
-from sextant.agent.app import AgentState, create_app, sweep
+from sextant.agent.app import create_app
 from sextant.agent.budget import DailyBudget
 from sextant.agent.models.factory import ModelChoice
 from sextant.agent.settings import AgentSettings
+from sextant.agent.state import AgentState
+from sextant.agent.sweeper import sweep
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import create_server
 

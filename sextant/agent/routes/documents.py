@@ -1,0 +1,123 @@
+"""Documents: text ingested or files uploaded, the list, and each page as text or as an image."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, File, HTTPException, Query, Response, UploadFile
+from fastapi import Path as PathParam
+
+from sextant.agent.api import DocumentsResponse, IngestRequest, IngestResponse, IngestResult, PageText
+from sextant.agent.deps import Answering, Limited, Scoped, State, ingest_allowed, kb_call, kb_down, workspace_scope
+from sextant.agent.kb_client import NO_PAGE_IMAGE, KbUnavailable
+from sextant.agent.uploads import MAX_UPLOAD_BYTES, MAX_UPLOAD_FILES, add_overview, upload_each
+from sextant.logs import request_id as current_request_id
+
+router = APIRouter()
+
+DocumentId = Annotated[str, PathParam(pattern=r"^[A-Za-z0-9._-]{1,128}$")]
+PageNumber = Annotated[int, PathParam(ge=1, le=100_000)]
+
+
+@router.post("/ingest", dependencies=[Limited, Answering])
+async def ingest(body: IngestRequest, state: State, workspace: Scoped) -> IngestResponse:
+    """Add text documents (Markdown is understood); re-using an id replaces that document."""
+    documents = [d.model_dump(exclude_none=True) for d in body.documents]
+    async with state.writer(workspace):
+        await ingest_allowed(state, workspace, len({d.id for d in body.documents}))
+        outcome = await kb_call(state, "kb_ingest", {"documents": documents})
+    if state.uploads_today is not None:
+        state.uploads_today.add(len(documents))
+    results = [IngestResult.model_validate(r) for r in outcome.get("results", [])]
+    for result in results:
+        result.overview = await add_overview(state, result)
+    return IngestResponse(request_id=current_request_id.get() or "", results=results)
+
+
+@router.post(
+    "/upload", dependencies=[Limited, Answering], max_body_size=MAX_UPLOAD_FILES * MAX_UPLOAD_BYTES + 1024 * 1024
+)
+async def upload(
+    files: Annotated[list[UploadFile], File(description="PDF, DOCX, Markdown or text files.")],
+    state: State,
+    workspace: Scoped,
+) -> IngestResponse:
+    """Upload files; each is parsed on the server by the knowledge base's loaders, page numbers kept."""
+    if len(files) > MAX_UPLOAD_FILES:
+        raise HTTPException(413, f"at most {MAX_UPLOAD_FILES} files per upload")
+    async with state.writer(workspace):
+        await ingest_allowed(state, workspace, len(files))
+        if state.uploads_today is not None:
+            state.uploads_today.add(len(files))
+        results = await upload_each(state, files)
+    if all(r.status == "refused" for r in results):
+        # Nothing was stored: a client that checks only the status must see the refusal and its reasons.
+        status = 503 if not state.kb.connected else 422
+        raise HTTPException(status, "; ".join(f"{r.name}: {r.reason}" for r in results))
+    return IngestResponse(request_id=current_request_id.get() or "", results=results)
+
+
+@router.get("/documents", dependencies=[Depends(workspace_scope)])
+async def documents(state: State) -> DocumentsResponse:
+    """Every document in the knowledge base."""
+    return DocumentsResponse.model_validate(await kb_call(state, "kb_list", {}))
+
+
+@router.get("/documents/{doc_id}/pages/{number}", dependencies=[Depends(workspace_scope)])
+async def page(doc_id: DocumentId, number: PageNumber, state: State) -> PageText:
+    """The text of one page of a document, for reading around a cited passage."""
+    try:
+        text = await state.kb.read(f"kb://documents/{doc_id}/pages/{number}")
+    except KbUnavailable as exc:
+        raise kb_down(exc) from exc
+    except Exception as exc:  # the server's refusal to read the URI: no such document or page
+        raise HTTPException(404, f"no page {number} in document {doc_id!r}") from exc
+    return PageText(document_id=doc_id, page=number, text=text)
+
+
+@router.get(
+    "/documents/{doc_id}/pages/{number}/image",
+    dependencies=[Depends(workspace_scope)],
+    response_class=Response,
+    responses={
+        200: {
+            "content": {"image/png": {}},
+            "description": "The page as a PNG.",
+            "headers": {
+                "X-Sextant-Highlights": {
+                    "schema": {"type": "integer"},
+                    "description": "Rectangles highlighted over the quote (0: not found on this page).",
+                }
+            },
+        }
+    },
+)
+async def page_image(
+    doc_id: DocumentId,
+    number: PageNumber,
+    state: State,
+    quote: Annotated[str | None, Query(max_length=2000, description="Words to highlight on the page.")] = None,
+) -> Response:
+    """A page of a PDF as it looks (PNG), with the quoted words highlighted where they are found on it.
+
+    404 when there is nothing to show: no such document or page, or no original PDF is kept for it (a text,
+    Markdown or DOCX document, or a PDF ingested before originals were kept); 502 or 503 when the knowledge
+    base could not render it.
+    """
+    arguments: dict[str, Any] = {"document_id": doc_id, "page": number}
+    if quote and quote.strip():
+        arguments["quote"] = quote
+    try:
+        outcome = await state.kb.call("kb_page_image", arguments, current_request_id.get())
+    except KbUnavailable as exc:
+        raise kb_down(exc) from exc
+    if not outcome.ok:
+        at = outcome.text.find(NO_PAGE_IMAGE)
+        if at != -1:  # nothing to show; any other refusal is the knowledge base's failure
+            raise HTTPException(404, outcome.text[at:])
+        raise HTTPException(502, outcome.text or "kb_page_image failed")
+    png = next((data for mime, data in outcome.images if mime == "image/png"), None)
+    if png is None:
+        raise HTTPException(502, "the knowledge base answered without an image")
+    highlights = (outcome.structured or {}).get("highlights", 0)
+    return Response(png, media_type="image/png", headers={"X-Sextant-Highlights": str(highlights)})

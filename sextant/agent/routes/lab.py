@@ -1,0 +1,22 @@
+"""The Index Lab: the benchmark curves, and one query through every index side by side."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends
+
+from sextant.agent.deps import Limited, State, kb_call, workspace_scope
+from sextant.agent.lab import CompareRequest, LabComparison, LabOverview, comparison, read_overview
+
+router = APIRouter()
+
+
+@router.get("/lab")
+async def lab(state: State) -> LabOverview:
+    """The Index Lab's benchmark curves: recall@10 against queries per second, per index and library."""
+    return read_overview(state.settings.lab_results_path())
+
+
+@router.post("/lab/compare", dependencies=[Limited, Depends(workspace_scope)])
+async def lab_compare(body: CompareRequest, state: State) -> LabComparison:
+    """The same query through every index over this knowledge base's vectors, side by side."""
+    return comparison(await kb_call(state, "kb_ann_compare", {"query": body.query, "k": body.k}))

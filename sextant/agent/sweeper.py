@@ -1,0 +1,46 @@
+"""The workspace sweeper: expired and closed workspaces are deleted, with their stores, once no request uses them."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from sextant.agent.kb_client import KbUnavailable, current_workspace
+from sextant.agent.state import AgentState
+
+log = logging.getLogger(__name__)
+
+# How often expired workspaces are looked for: one is gone within this long after its last request ends.
+SWEEP_S = 10.0
+
+
+async def sweep(state: AgentState) -> int:
+    """Delete every expired or closed workspace that no request is using; how many went."""
+    if state.workspaces is None:
+        return 0
+    dropped = 0
+    for workspace in state.workspaces.due():
+        token = current_workspace.set(workspace.id)
+        try:
+            outcome = await state.kb.call("kb_drop_workspace", {})
+        except KbUnavailable as exc:
+            log.error("cannot delete workspace %s yet: %s", workspace.id[:8], exc)
+            continue
+        finally:
+            current_workspace.reset(token)
+        if not outcome.ok:
+            log.error("cannot delete workspace %s yet: %s", workspace.id[:8], outcome.text)
+            continue
+        state.workspaces.remove(workspace)
+        state.writers.pop(workspace.id, None)
+        dropped += 1
+    return dropped
+
+
+async def sweep_forever(state: AgentState) -> None:
+    while True:
+        try:
+            await sweep(state)
+        except Exception:  # the sweep must outlive one bad pass; the next one retries
+            log.exception("workspace sweep failed")
+        await asyncio.sleep(SWEEP_S)
