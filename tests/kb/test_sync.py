@@ -328,7 +328,7 @@ class SyncMachine(RuleBasedStateMachine):
 @pytest.mark.slow
 def test_sync_rules_hold_over_real_folders(embedder: Embedder, parser: BoundedParser) -> None:
     run_state_machine_as_test(
-        lambda: SyncMachine(embedder, parser),
+        lambda: SyncMachine(embedder, parser),  # type: ignore[arg-type]  # a factory works; the stubs want a class
         settings=settings(
             max_examples=12,
             stateful_step_count=12,

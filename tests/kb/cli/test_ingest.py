@@ -115,3 +115,47 @@ def test_a_pdf_with_an_unreadable_page_is_stored_without_it_and_the_summary_name
     with KnowledgeBase.open(KbSettings(chroma_dir=store, _env_file=None), embedder=embedder) as kb:  # type: ignore[call-arg]
         text = kb.document("guide").text
     assert "Page 1 of the field guide" in text and "Page 3 of the field guide" in text and "Page 2" not in text
+
+
+def test_sync_prints_its_plan_mirrors_the_folder_and_then_has_nothing_to_do(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "tea.md").write_text("# Tea\n\nOolong is partially oxidised.\n", encoding="utf-8")
+    (docs / "sub" / "coffee.txt").write_text("Coffee: arabica grows at altitude.\n", encoding="utf-8")
+
+    assert _run(["--sync", str(docs), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "sync of 1 folders: 2 to add, 0 to update, 0 to move, 0 to forget, 0 unchanged, 0 refused" in out
+    assert "add    docs/tea.md (as tea)" in out and "dry run: nothing was changed" in out
+
+    assert _run(["--sync", str(docs), "--no-summaries"]) == 0
+    assert "synced: 2 added" in capsys.readouterr().out
+
+    (docs / "tea.md").rename(docs / "sub" / "oolong.md")
+    (docs / "sub" / "coffee.txt").unlink()
+    assert _run(["--sync", str(docs), "--no-summaries"]) == 0
+    out = capsys.readouterr().out
+    assert "move   docs/tea.md -> docs/sub/oolong.md (as oolong): 1 chunks, 0 embedded" in out
+    assert "forget coffee (docs/sub/coffee.txt is gone): 1 chunks removed" in out
+    assert "synced: 0 added, 0 updated, 1 moved, 2 forgotten, 0 unchanged, 0 refused" in out
+
+    assert _run(["--sync", str(docs), "--dry-run"]) == 0
+    assert "0 to add, 0 to update, 0 to move, 0 to forget, 1 unchanged" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--sync", "{tmp}/missing"], "missing: no such folder"),
+        (["--sync", "{tmp}/notes.md"], "notes.md: is a file, not a folder"),
+        (["{tmp}", "--dry-run"], "--dry-run goes with --sync"),
+    ],
+)
+def test_sync_refuses_what_is_not_a_folder_before_opening_the_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    (tmp_path / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    assert _run([arg.format(tmp=tmp_path) for arg in argv]) == 2
+    assert message in capsys.readouterr().err
