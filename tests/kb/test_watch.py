@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import os
 import queue
+import shutil
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,11 +19,13 @@ from typing import Any
 import anyio
 import pymupdf
 import pytest
+from mcp import Client, StdioServerParameters
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ServerEvent
 
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.parsing import BoundedParser
+from sextant.kb.server import create_server
 from sextant.kb.store import DocumentRecord
 from sextant.kb.sync import Done, SyncError
 from sextant.kb.watch import Watcher, changed, watching
@@ -284,3 +288,52 @@ async def test_a_pass_that_changes_the_documents_publishes_list_changed_on_the_l
             await arrived.wait()
     assert _record(kb, "tea") is not None
     assert heard == [(ResourcesListChanged(), threading.main_thread())]  # once, and on the event loop's thread
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_listening_client_hears_of_a_saved_file_and_finds_it(kb: KnowledgeBase, docs: Path) -> None:
+    async with (
+        Client(create_server(kb, watch=[docs])) as client,
+        client.listen(resources_list_changed=True) as changes,
+    ):
+        (docs / "tea.md").write_text("Oolong is a partially oxidised tea.\n", encoding="utf-8")
+        with anyio.fail_after(BOUND_S):
+            assert isinstance(await anext(changes), ResourcesListChanged)
+        found = await client.call_tool("kb_search", {"query": "partially oxidised tea", "k": 1})
+        assert found.structured_content is not None
+        assert found.structured_content["hits"][0]["document_id"] == "tea"
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_the_real_process_watches_and_a_listening_stdio_client_hears_of_it(tmp_path: Path, docs: Path) -> None:
+    script = shutil.which("sextant-kb", path=str(Path(sys.executable).parent))
+    assert script, "sextant-kb is not installed in this environment: pip install -e '.[dev]'"
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "SEXTANT_CHROMA_DIR": str(tmp_path / "store"),
+        "SEXTANT_LOG_LEVEL": "WARNING",
+    }
+    (docs / "bees.md").write_text("Bees make honey from nectar.\n", encoding="utf-8")  # there before the start
+    params = StdioServerParameters(command=script, args=["--watch", str(docs)], env=env, cwd=str(tmp_path))
+    async with (
+        Client(params, read_timeout_seconds=BOUND_S) as client,
+        client.listen(resources_list_changed=True) as changes,
+    ):
+        (docs / "tea.md").write_text("Oolong is a partially oxidised tea.\n", encoding="utf-8")
+
+        async def listed() -> list[str]:
+            result = await client.call_tool("kb_list", {})
+            assert result.structured_content is not None
+            return [d["id"] for d in result.structured_content["documents"]]
+
+        # The first pass (bees.md) may end before the client listens; the pass that stores tea.md cannot.
+        heard = 0
+        with anyio.fail_after(BOUND_S):
+            while not heard or await listed() != ["bees", "tea"]:
+                assert isinstance(await anext(changes), ResourcesListChanged)
+                heard += 1
