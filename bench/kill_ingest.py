@@ -53,6 +53,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=20, help="Markdown files ingested (default 20)")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    parser.add_argument("--sync", action="store_true", help="kill `sextant-ingest --sync` of a folder that changed")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     quiet_model_loading()
@@ -61,7 +62,16 @@ def main() -> None:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
     shared_pdf = pdf if pdf.exists() else None
-    report = run(args.runs, args.seed, embedder, files=args.files, pdf=shared_pdf, keep=args.keep, json_path=args.json)
+    report = run(
+        args.runs,
+        args.seed,
+        embedder,
+        files=args.files,
+        pdf=shared_pdf,
+        keep=args.keep,
+        json_path=args.json,
+        sync=args.sync,
+    )
     print(json.dumps(report, indent=2))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

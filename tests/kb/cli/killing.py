@@ -1,4 +1,5 @@
-"""Kill ``sextant-ingest`` at random moments and check that the store never shows a partial document.
+"""Kill ``sextant-ingest`` (or ``sextant-ingest --sync``) at random moments and check that the store never shows a
+partial document.
 
 The machinery of ``bench/kill_ingest.py`` (the long run, whose docstring says what is checked) and of the
 short run in ``tests/kb/cli/test_ingest_kill.py``.
@@ -130,13 +131,24 @@ def write_files(folder: Path, version: int, count: int, rng: random.Random, pdf:
     return paths
 
 
+def to_version_2_by_sync(folder: Path, count: int, rng: random.Random, pdf: Path | None) -> None:
+    """Rewrite ``folder`` from version 1 to version 2 as a person would before a sync: every third file changed,
+    one added, the second renamed, the third deleted."""
+    write_files(folder, 2, count, rng, pdf)
+    (folder / "note-01.md").rename(folder / "renamed-01.md")
+    (folder / "note-02.md").unlink()
+
+
 class Harness:
-    def __init__(self, work: Path, embedder: Embedder, files_old: list[Path], files_new: list[Path]) -> None:
+    def __init__(
+        self, work: Path, embedder: Embedder, files_old: list[Path], files_new: list[Path], *, sync: bool = False
+    ) -> None:
+        """With ``sync``, each run is ``sextant-ingest --sync`` of the folders given as files."""
         self.work = work
         self.embedder = embedder
         self.files_old = files_old
         self.files_new = files_new
-        self.command = _ingest_command()
+        self.command = [*_ingest_command(), *(["--sync"] if sync else [])]
 
     def ingest(
         self, store: Path, files: list[Path], kill_at: float | None = None, *, check: bool = True
@@ -215,28 +227,40 @@ def run(
     pdf: Path | None = None,
     keep: bool = False,
     json_path: Path | None = None,
+    sync: bool = False,
 ) -> dict[str, Any]:
     """The whole experiment; returns the report (``runs_with_problems`` is 0 when every check held).
 
-    With ``json_path``, the report so far is rewritten there after every run, so a stopped run keeps its results.
+    With ``sync``, the old store is a sync of one folder at version 1; the folder then moves to version 2
+    (``to_version_2_by_sync``) and each killed run is a sync of it. With ``json_path``, the report so far is
+    rewritten there after every run, so a stopped run keeps its results.
     """
     rng = random.Random(seed)
     work = Path(tempfile.mkdtemp(prefix="sextant-kill-"))
     started = time.perf_counter()
     try:
-        harness = Harness(
-            work,
-            embedder,
-            write_files(work / "v1", 1, files, random.Random(seed), pdf),
-            write_files(work / "v2", 2, files, random.Random(seed), pdf),
-        )
+        if sync:
+            docs = work / "docs"
+            write_files(docs, 1, files, random.Random(seed), pdf)
+            harness = Harness(work, embedder, [docs], [docs], sync=True)
+        else:
+            harness = Harness(
+                work,
+                embedder,
+                write_files(work / "v1", 1, files, random.Random(seed), pdf),
+                write_files(work / "v2", 2, files, random.Random(seed), pdf),
+            )
         # The reference: a clean ingest of the new files, and a store holding the old ones.
+        harness.ingest(work / "old", harness.files_old)
+        old = harness.visible_state(work / "old", [])
+        if sync:
+            to_version_2_by_sync(docs, files, random.Random(seed), pdf)
         _, reference_s = harness.ingest(work / "reference", harness.files_new)
         reference = harness.visible_state(work / "reference", [])
         # Start-up alone: the command opens the knowledge base, then has nothing to ingest.
-        _, startup_s = harness.ingest(work / "startup", [work / "v2" / "missing.md"], check=False)
-        harness.ingest(work / "old", harness.files_old)
-        old = harness.visible_state(work / "old", [])
+        (work / "empty").mkdir()
+        nothing = work / "empty" if sync else work / "v2" / "missing.md"
+        _, startup_s = harness.ingest(work / "startup", [nothing], check=False)
         # How long each kind of run takes to the end: an old store re-ingests only what changed.
         shutil.copytree(work / "old", work / "old-timing")
         _, replace_s = harness.ingest(work / "old-timing", harness.files_new)

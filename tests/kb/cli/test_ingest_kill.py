@@ -16,3 +16,10 @@ def test_killing_ingest_leaves_no_partial_document_and_a_rerun_converges(embedde
     assert report["runs"] == 2
     assert report["reference"]["documents"] == 7  # six notes and the one only version 2 has
     assert [r["problems"] for r in report["results"]] == [[], []]
+
+
+def test_killing_a_sync_leaves_no_partial_document_and_a_rerun_converges(embedder: Embedder) -> None:
+    report = run(2, seed=1, embedder=embedder, files=6, sync=True)
+    assert report["runs"] == 2
+    assert report["reference"]["documents"] == 6  # six notes, one renamed, one deleted, one added
+    assert [r["problems"] for r in report["results"]] == [[], []]
