@@ -152,7 +152,7 @@ def sweep_one(
     passes: list[int] = []
     with (
         KnowledgeBase.open(settings, embedder=embedder) as kb,
-        Watcher(kb, parser, [folder / "docs"], step_ms=step, on_pass=lambda done: passes.append(len(done))),
+        Watcher(kb, parser, [folder / "docs"], step_ms=step, on_pass=lambda report: passes.append(len(report.done))),
     ):
         wait_for(lambda: bool(passes))
         latencies = []

@@ -27,6 +27,7 @@ import os
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -53,6 +54,19 @@ FIRST_PASS_MS = 1000  # the first pass runs this long after watching starts, or 
 Stat = tuple[int, int] | None  # (size, mtime_ns); None: the path is not there
 
 
+@dataclass(frozen=True, slots=True)
+class Pass:
+    """One pass: the paths whose events started it (none for the first pass), and what it did."""
+
+    paths: frozenset[Path]
+    done: list[Done]
+
+    @property
+    def changed(self) -> bool:
+        """Whether it changed the document set (what a ``list_changed`` notification is for)."""
+        return any(not s.refused and (s.outcome is None or s.outcome.status != "unchanged") for s in self.done)
+
+
 class Watcher:
     """Keeps the store mirroring ``roots`` from a thread of its own until ``stop``; a context manager."""
 
@@ -63,11 +77,11 @@ class Watcher:
         roots: Iterable[Path],
         *,
         category: str = "",
-        on_pass: Callable[[list[Done]], None] | None = None,
+        on_pass: Callable[[Pass], None] | None = None,
         step_ms: int = STEP_MS,
         settle_s: float = SETTLE_S,
     ) -> None:
-        """``on_pass`` is called after each pass with what it did (an empty list: nothing changed).
+        """``on_pass`` is called after each pass, from the watcher's thread.
 
         Raises:
             SyncError: a folder is missing or a file, or one lies inside another.
@@ -111,10 +125,11 @@ class Watcher:
             if not (changes or first):
                 continue  # an idle timeout; it is there only to start the first pass
             first = False
-            if self._settled({Path(path) for _, path in changes}):
-                self.sync_once()
+            paths = frozenset(Path(path) for _, path in changes)
+            if self._settled(paths):
+                self.sync_once(paths)
 
-    def _settled(self, paths: set[Path]) -> bool:
+    def _settled(self, paths: frozenset[Path]) -> bool:
         """Wait until none of ``paths`` changes size or mtime for ``settle_s``; False if stopped meanwhile."""
         before = _stats(paths)
         waited = 0.0
@@ -126,8 +141,9 @@ class Watcher:
             before = now
         return False
 
-    def sync_once(self) -> list[Done]:
-        """One pass: scan the folders, plan against the store, apply; a failure is logged and the watch goes on."""
+    def sync_once(self, paths: frozenset[Path] = frozenset()) -> list[Done]:
+        """One pass (for changes to ``paths``): scan the folders, plan against the store, apply; a failure is
+        logged and the watch goes on."""
         gone = [root for root in self.roots if not root.is_dir()]
         if gone:
             log.warning("watch paused: %s is gone; its documents stay until it is back", ", ".join(map(str, gone)))
@@ -138,7 +154,7 @@ class Watcher:
                 log.warning("watch: refused %s: %s", path, reason)
             done = apply(self.kb, self.parser, todo, category=self.category, on_done=self._done)
             if self.on_pass is not None:
-                self.on_pass(done)
+                self.on_pass(Pass(paths, done))
         except _Stopped:
             return []
         except Exception:
@@ -173,8 +189,8 @@ async def watching(
         return
     token = anyio.lowlevel.current_token()
 
-    def announce(done: list[Done]) -> None:
-        if changed(done):
+    def announce(report: Pass) -> None:
+        if report.changed:
             anyio.from_thread.run(bus.publish, ResourcesListChanged(), token=token)
 
     watcher = Watcher(kb, parser, roots, on_pass=announce)
@@ -186,11 +202,6 @@ async def watching(
         # cancelled on its way out still lets the document being written finish before the store closes.
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(watcher.stop)
-
-
-def changed(done: Sequence[Done]) -> bool:
-    """Whether a pass changed the document set (what a ``list_changed`` notification is for)."""
-    return any(not step.refused and (step.outcome is None or step.outcome.status != "unchanged") for step in done)
 
 
 def _stats(paths: Iterable[Path]) -> dict[Path, Stat]:

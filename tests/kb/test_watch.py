@@ -19,17 +19,21 @@ from typing import Any
 import anyio
 import pymupdf
 import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import rule, run_state_machine_as_test
 from mcp import Client, StdioServerParameters
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ServerEvent
 
 from sextant.kb.documents import LoadedDocument
-from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.kb.embeddings import Embedder
+from sextant.kb.knowledge_base import KnowledgeBase, document_id_for
 from sextant.kb.parsing import BoundedParser
 from sextant.kb.server import create_server
 from sextant.kb.store import DocumentRecord
 from sextant.kb.sync import Done, SyncError
-from sextant.kb.watch import Watcher, changed, watching
+from sextant.kb.watch import Pass, Watcher, watching
 from tests.kb.loaders.pdf_factory import new_page, paragraph, to_bytes
+from tests.kb.test_sync import SyncMachine
 
 BOUND_S = 120.0  # only a hung watcher reaches this: the machine running the tests may be very busy
 
@@ -49,24 +53,24 @@ class Passes:
     """The watcher's ``on_pass`` reports, to wait on: each pass's steps, in order."""
 
     def __init__(self) -> None:
-        self.seen: queue.Queue[list[Done]] = queue.Queue()
-        self.history: list[list[Done]] = []
+        self.seen: queue.Queue[Pass] = queue.Queue()
+        self.history: list[Pass] = []
 
-    def __call__(self, done: list[Done]) -> None:
-        self.seen.put(done)
+    def __call__(self, report: Pass) -> None:
+        self.seen.put(report)
 
     def until(self, condition: Callable[[], bool]) -> None:
         """Wait for passes until ``condition`` holds after one (or holds already)."""
         while not condition():
             self.history.append(self.seen.get(timeout=BOUND_S))
 
-    def next(self) -> list[Done]:
-        done = self.seen.get(timeout=BOUND_S)
-        self.history.append(done)
-        return done
+    def next(self) -> Pass:
+        report = self.seen.get(timeout=BOUND_S)
+        self.history.append(report)
+        return report
 
-    def steps(self) -> list[tuple[str, str]]:
-        return [(s.action.kind, s.action.doc_id) for done in self.history for s in done]
+    def steps(self) -> list[Done]:
+        return [step for report in self.history for step in report.done]
 
 
 @pytest.fixture
@@ -81,7 +85,7 @@ def watched(kb: KnowledgeBase, parser: BoundedParser, docs: Path) -> Iterator[Pa
     """A watcher on ``docs`` whose first pass (over the empty folder) is over."""
     passes = Passes()
     with Watcher(kb, parser, [docs], on_pass=passes):
-        assert passes.next() == []
+        assert passes.next().done == []
         yield passes
 
 
@@ -102,7 +106,7 @@ def _sha(data: bytes) -> str:
 def test_files_saved_changed_renamed_and_deleted_are_followed(kb: KnowledgeBase, docs: Path, watched: Passes) -> None:
     (docs / "tea.md").write_text("# Tea\n\nOolong is a partially oxidised tea.\n", encoding="utf-8")
     watched.until(lambda: _record(kb, "tea") is not None)
-    assert changed(watched.history[-1])
+    assert watched.history[-1].changed
     assert kb.search("partially oxidised tea").hits[0].document_id == "tea"
 
     (docs / "tea.md").write_text("# Tea\n\nMatcha is a powdered green tea.\n", encoding="utf-8")
@@ -112,7 +116,7 @@ def test_files_saved_changed_renamed_and_deleted_are_followed(kb: KnowledgeBase,
     (docs / "sub").mkdir()
     (docs / "tea.md").rename(docs / "sub" / "green.md")
     watched.until(lambda: _record(kb, "green") is not None and _record(kb, "tea") is None)
-    [move] = [s for done in watched.history for s in done if s.action.kind == "move"]
+    [move] = [s for s in watched.steps() if s.action.kind == "move"]
     assert move.outcome is not None and move.outcome.embedded == 0  # a move re-embeds nothing
 
     (docs / "sub" / "green.md").unlink()
@@ -134,7 +138,7 @@ def test_a_save_by_rename_replaces_the_document_without_a_moment_gone(
         os.replace(temporary, docs / "notes.md")
     final = (docs / "notes.md").read_bytes()
     watched.until(lambda: _hash_of(kb, "notes") == _sha(final))
-    assert all(kind == "update" and doc_id == "notes" for kind, doc_id in watched.steps())
+    assert all((s.action.kind, s.action.doc_id) == ("update", "notes") for s in watched.steps())
 
 
 @pytest.mark.slow
@@ -153,8 +157,9 @@ def test_a_half_written_file_keeps_the_stored_version_until_it_is_complete(
     replacement = to_bytes(pdf)
     with (docs / "harbour.pdf").open("wb") as stream:  # a writer caught halfway, its file cut short
         stream.write(replacement[: len(replacement) // 3])
-    [step] = watched.next()
-    assert step.action.kind == "update" and step.refused and not changed([step])
+    report = watched.next()
+    [step] = report.done
+    assert step.action.kind == "update" and step.refused and not report.changed
     assert _record(kb, "harbour") == stored  # the old version, whole, still searchable
     assert kb.search("harbour light over the reef").hits[0].document_id == "harbour"
 
@@ -171,7 +176,7 @@ def test_documents_from_elsewhere_and_unsupported_files_are_left_alone(
     kb.ingest("upload", LoadedDocument(text="An uploaded note about owls.", title="Owls"), source="upload.md")
     for name in ("~$report.docx", ".hidden.md", "picture.png"):
         (docs / name).write_bytes(b"not a document")
-    assert watched.next() == []
+    assert watched.next().done == []
     assert [r.id for r in kb.store.list_documents()] == ["upload"]
 
 
@@ -226,7 +231,7 @@ def test_a_stopped_watcher_leaves_whole_documents_and_the_next_one_finishes(
     passes = Passes()
     with Watcher(kb, parser, [docs], on_pass=passes):
         passes.until(lambda: kb.store.document_count() == 6)
-    assert all(kind == "add" for kind, _ in passes.steps())
+    assert all(s.action.kind == "add" for s in passes.steps())
 
 
 # --- a search during a replacement sees one version ----------------------------------------------
@@ -337,3 +342,76 @@ async def test_the_real_process_watches_and_a_listening_stdio_client_hears_of_it
             while not heard or await listed() != ["bees", "tea"]:
                 assert isinstance(await anext(changes), ResourcesListChanged)
                 heard += 1
+
+
+# --- the sync rules, held by the watcher: test_sync's state machine with the watcher doing the syncs --------
+
+
+class WatchMachine(SyncMachine):
+    """``SyncMachine`` with a watcher running throughout: its ``sync`` waits for the watcher to catch up instead
+    of syncing, and ``reopen`` stops the watcher (mid-pass, as it may be), reopens, and starts the next one."""
+
+    def __init__(self, embedder: Embedder, parser: BoundedParser) -> None:
+        super().__init__(embedder, parser)
+        self.reports: queue.Queue[Pass] = queue.Queue()
+        self.markers = 0
+        self.watcher = Watcher(self.kb, parser, self.roots, on_pass=self.reports.put)
+        self.watcher.start()
+
+    def _caught_up(self) -> None:
+        """Wait for a pass started by an event after every change so far: a hidden marker file's (no document),
+        written now, so that pass's scan sees everything before it."""
+        self.markers += 1
+        marker = self.roots[0] / f".caught-up-{self.markers}"
+        marker.touch()
+        while marker not in self.reports.get(timeout=BOUND_S).paths:
+            pass
+
+    @rule()
+    def sync(self) -> None:
+        self._caught_up()
+        self._expect_synced()
+        self._check()
+
+    @rule()
+    def reopen(self) -> None:
+        self.watcher.stop()
+        self.kb.close()
+        self.kb = KnowledgeBase.open(self.settings, embedder=self.embedder)
+        self.watcher = Watcher(self.kb, self.parser, self.roots, on_pass=self.reports.put)
+        self.watcher.start()
+        self.sync()
+
+    def _expect_synced(self) -> None:
+        """As a sync's rule, but the watcher saw the states between the steps too: of the files sharing an id,
+        the one holding it is whichever it saw first, so the model takes the stored one when it is among them."""
+        records = {r.id: r for r in self.kb.store.list_documents()}
+        by_id: dict[str, list[str]] = {}
+        for name in sorted(self.disk):
+            by_id.setdefault(document_id_for(Path(name)), []).append(name)
+        self.synced = {}
+        for doc_id, names in by_id.items():
+            if doc_id in self.others:
+                continue
+            stored = records.get(doc_id)
+            name = next((n for n in names if stored and Path(stored.source) == self.dir / n), names[0])
+            self.synced[doc_id] = (name, self.disk[name])
+
+    def teardown(self) -> None:
+        self.watcher.stop()
+        super().teardown()
+
+
+@pytest.mark.slow
+def test_the_sync_rules_hold_while_watching(embedder: Embedder, parser: BoundedParser) -> None:
+    run_state_machine_as_test(
+        lambda: WatchMachine(embedder, parser),  # type: ignore[arg-type]
+        settings=settings(
+            max_examples=4,
+            stateful_step_count=12,
+            deadline=None,
+            derandomize=True,
+            database=None,
+            suppress_health_check=[HealthCheck.too_slow],
+        ),
+    )
