@@ -32,12 +32,12 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import numpy as np
 import torch
 
+from sextant.contract.results import Hit
 from sextant.evals import beir
 from sextant.evals.metrics import ndcg_at_k
 from sextant.kb.embeddings import quiet_model_loading
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.rerank import ONNX_FP32, ONNX_INT8, OnnxCrossEncoder, TorchCrossEncoder
-from sextant.kb.results import Hit
 from sextant.kb.search import fused_rerank_order
 from sextant.settings import KbSettings
 from sextant.training.trainer import build_cross_encoder

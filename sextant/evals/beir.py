@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from sextant.contract.results import SearchMode
 from sextant.evals.metrics import ndcg_at_k, recall_at_k
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import PACKAGED_NAMES
 from sextant.kb.knowledge_base import KnowledgeBase
-from sextant.kb.results import SearchMode
 from sextant.settings import KbSettings
 
 DEPTH = 200  # chunks per retriever: enough to fill 100 distinct documents for recall@100

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sextant.contract.results import SearchMode
 from sextant.evals import gate
 from sextant.evals.golden import load_golden
 from sextant.evals.harness import PRIMARY, K, evaluate, ingest_corpus, table
-from sextant.kb.results import SearchMode
 
 MODES: tuple[SearchMode, ...] = ("dense", "lexical", "rrf", "rerank", "hybrid")
 

@@ -14,12 +14,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sextant.contract.results import SearchMode, SearchResult
 from sextant.evals.golden import Cited, Question, judge
 from sextant.evals.metrics import abstention_rates, hit_at_1, mrr_at_k, ndcg_at_k, recall_at_k
 from sextant.kb.documents import LoadError
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
 from sextant.kb.loaders import load_file, supported_files
-from sextant.kb.results import SearchMode, SearchResult
 
 PRIMARY = "ndcg@10"
 METRICS = ("hit@1", "recall@5", "recall@10", "mrr@10", "ndcg@10")

@@ -15,9 +15,9 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 
+from sextant.contract.results import SearchResult
 from sextant.evals.golden import Question
 from sextant.evals.harness import K, ModeReport, grade
-from sextant.kb.results import SearchResult
 from sextant.settings import KbSettings
 
 

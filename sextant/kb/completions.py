@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from mcp_types import Completion
 
-from sextant.kb.results import DocumentInfo
+from sextant.contract.results import DocumentInfo
 
 MAX_VALUES = 100  # the protocol's limit per response; `total` and `has_more` tell the rest
 

@@ -18,6 +18,13 @@ from typing import Literal
 
 import numpy as np
 
+from sextant.contract.results import (
+    DocumentInfo,
+    IngestOutcome,
+    RerankerInfo,
+    SkippedPageInfo,
+    Stats,
+)
 from sextant.kb.ann.live import LiveIndex
 from sextant.kb.chunking import Chunk, ChunkingConfig, chunk_document
 from sextant.kb.documents import LoadedDocument
@@ -27,13 +34,6 @@ from sextant.kb.lexical import LexicalIndex
 from sextant.kb.originals import Originals, is_pdf
 from sextant.kb.parsing import too_many_chars_reason
 from sextant.kb.rerank import Reranker
-from sextant.kb.results import (
-    DocumentInfo,
-    IngestOutcome,
-    RerankerInfo,
-    SkippedPageInfo,
-    Stats,
-)
 from sextant.kb.search import Searcher
 from sextant.kb.store import OVERVIEW, ChunkBatch, ChunkStore, DocumentRecord, StoredChunk
 from sextant.settings import KbSettings

@@ -17,13 +17,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
+from sextant.contract.meta import NO_PAGE_IMAGE
+from sextant.contract.results import PageImage
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
-from sextant.kb.page_render import Match
 
-# The agent reads this prefix to tell "nothing to show" (404) from a failure; it must match the agent's copy.
-NO_PAGE_IMAGE = "no page image"
 # One render at a time in this process, as one parse at a time: each child may take SEXTANT_PARSE_MEMORY_MB.
 _RENDERING = threading.Lock()
 
@@ -37,25 +34,6 @@ class NoPageImage(KnowledgeBaseError):
 
 class RenderFailed(Exception):
     """The page exists but could not be rendered (the child hit a limit or crashed)."""
-
-
-class PageImage(BaseModel):
-    """What was drawn: the page's size and where the quote was highlighted."""
-
-    document_id: str
-    page: int = Field(description="Physical page number, 1-based.")
-    width_pt: float = Field(description="The page's width in PDF points (1/72 inch).")
-    height_pt: float
-    width_px: int = Field(description="The image's width in pixels.")
-    height_px: int
-    highlights: int = Field(description="Rectangles highlighted over the quote (0: not found on this page).")
-    rects_px: list[tuple[float, float, float, float]] = Field(
-        default_factory=list, description="Each highlight as (x0, y0, x1, y1) in image pixels."
-    )
-    matched: Match = Field(
-        description="What of the quote was found: all of it, its longest sentence, its opening, nothing, "
-        "or no quote was given."
-    )
 
 
 def page_image(kb: KnowledgeBase, doc_id: str, page: int, quote: str | None = None) -> tuple[bytes, PageImage]:

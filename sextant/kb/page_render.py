@@ -18,7 +18,10 @@ import os
 import re
 import sys
 import unicodedata
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # at run time the child imports only PyMuPDF, to start fast
+    from sextant.contract.results import Match
 
 # About 144 dpi for a Letter or A4 page; a poster is scaled down to keep the image's longer side in bounds.
 ZOOM = 2.0
@@ -27,8 +30,6 @@ MAX_HIGHLIGHTS = 64
 OPENING_CHARS = 60
 HIGHLIGHT_RGB = (1.0, 0.85, 0.0)
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+")
-
-Match = Literal["quote", "sentence", "opening", "not_found", "no_quote"]
 
 
 def quote_candidates(quote: str) -> list[tuple[Match, str]]:

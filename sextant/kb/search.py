@@ -17,13 +17,13 @@ from typing import Literal, Protocol, TypeVar
 
 import numpy as np
 
+from sextant.contract.results import DetailLevel, Hit, ScoredBy, Scores, SearchMode, SearchResult
 from sextant.kb.abstention import AbstentionRule
 from sextant.kb.ann.live import LiveIndex
 from sextant.kb.embeddings import Embedder
 from sextant.kb.fusion import RRF_K, cap_per_document, reciprocal_rank_fusion
 from sextant.kb.lexical import LexicalHit, LexicalIndex, matched_terms
 from sextant.kb.rerank import Reranker
-from sextant.kb.results import DetailLevel, Hit, ScoredBy, Scores, SearchMode, SearchResult
 from sextant.kb.store import ChunkStore, StoredChunk
 
 SNIPPET_CHARS = 320

@@ -46,39 +46,41 @@ from mcp_types import (
     ToolAnnotations,
 )
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from sextant.kb.ann import Kind
-from sextant.kb.ann import probe as ann_probe
-from sextant.kb.ann.results import AnnBenchmark, AnnComparison
-from sextant.kb.completions import document_ids, page_numbers
-from sextant.kb.documents import LoadedDocument, LoadError, join_pages
-from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
-from sextant.kb.loaders import markdown
-from sextant.kb.page_image import PageImage, RenderFailed, page_image
-from sextant.kb.parsing import BoundedParser, ParseLimits, check_file_size
-from sextant.kb.remote.access import http_principal, require_write
-from sextant.kb.results import (
+from sextant.contract.ann import AnnBenchmark, AnnComparison
+from sextant.contract.meta import REQUEST_ID_META, WORKSPACE_META
+from sextant.contract.results import (
     DetailLevel,
     DocumentInfo,
     DocumentList,
     IngestOutcome,
     IngestReport,
+    PageImage,
     SearchResult,
     Stats,
+    WorkspaceDropped,
 )
+from sextant.contract.tools import IngestDocument
+from sextant.kb.ann import Kind
+from sextant.kb.ann import probe as ann_probe
+from sextant.kb.completions import document_ids, page_numbers
+from sextant.kb.documents import LoadedDocument, LoadError, join_pages
+from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
+from sextant.kb.loaders import markdown
+from sextant.kb.page_image import RenderFailed, page_image
+from sextant.kb.parsing import BoundedParser, ParseLimits, check_file_size
+from sextant.kb.remote.access import http_principal, require_write
 from sextant.kb.store import StoreError
 from sextant.kb.sync import SyncError, check_roots
 from sextant.kb.watch import watching
-from sextant.kb.workspaces import WORKSPACE_META, Workspaces
+from sextant.kb.workspaces import Workspaces
 from sextant.logs import request_id
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
-# The agent puts its HTTP request id here, so one id follows a question through both processes' logs.
-REQUEST_ID_META = "sextant/request_id"
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 # Re-using an id replaces that document: destructive, but the same call twice changes nothing more.
 REPLACING = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -92,28 +94,6 @@ INSTRUCTIONS = (
     "claim with the hit's title and page label, and say so when kb_search abstains. kb_list shows what "
     "is in the knowledge base; read kb://documents/{id}/pages/{n} to see a cited page in full."
 )
-
-
-class IngestDocument(BaseModel):
-    """One text document (or one page of it) for ``kb_ingest``."""
-
-    id: str = Field(
-        description="Document id: 1-128 letters, digits, '.', '_' or '-'. Re-using an id replaces that document.",
-        min_length=1,
-        max_length=128,
-    )
-    title: str = Field(description="Human-readable title.", min_length=1, max_length=300)
-    content: str = Field(description="The text (Markdown headings and tables are understood).", min_length=1)
-    source: str = Field(default="", description="Where the text came from (URL, file name).", max_length=2000)
-    page: int | None = Field(
-        default=None,
-        ge=1,
-        description="Page number of this content. Items sharing an id with different pages form one document.",
-    )
-
-
-class WorkspaceDropped(BaseModel):
-    existed: bool = Field(description="Whether the workspace held a store (false: it was never used).")
 
 
 def _retention(ttl_s: int) -> str:

@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from sextant.contract.results import IngestOutcome
 from sextant.kb.documents import LoadedDocument, LoadError
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
 from sextant.kb.loaders import supported_files
 from sextant.kb.parsing import BoundedParser
-from sextant.kb.results import IngestOutcome
 from sextant.kb.store import DocumentRecord, StoreError
 
 log = logging.getLogger(__name__)

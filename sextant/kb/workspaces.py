@@ -19,7 +19,6 @@ from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
 
 log = logging.getLogger(__name__)
 
-WORKSPACE_META = "sextant/workspace"
 # The agent mints 32 hex digits; anything else is a caller's mistake, never a path to follow.
 WORKSPACE_ID = re.compile(r"^[a-f0-9]{16,64}$")
 FOLDER = "workspaces"

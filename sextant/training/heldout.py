@@ -24,11 +24,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sextant.contract.results import Hit
 from sextant.evals import beir
 from sextant.evals.metrics import ndcg_at_k
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.rerank import Reranker
-from sextant.kb.results import Hit
 from sextant.kb.search import Searcher, fused_rerank_order
 from sextant.training.cli import exits_on
 

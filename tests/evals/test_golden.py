@@ -8,8 +8,8 @@ from types import ModuleType
 
 import pytest
 
+from sextant.contract.results import Hit, Scores
 from sextant.evals.golden import GoldenError, Question, Target, judge, load_golden
-from sextant.kb.results import Hit, Scores
 
 REPO = Path(__file__).resolve().parents[2]
 

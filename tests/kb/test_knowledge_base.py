@@ -5,11 +5,11 @@ import dataclasses
 import numpy as np
 import pytest
 
+from sextant.contract.results import SkippedPageInfo
 from sextant.kb.documents import LoadedDocument, PageSpan, SectionSpan, SkippedPage
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
 from sextant.kb.lexical import LexicalIndex
-from sextant.kb.results import SkippedPageInfo
 from sextant.settings import KbSettings
 
 ESPRESSO = (

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sextant.kb.results import Scores
+from sextant.contract.results import Scores
 from sextant.kb.search import fused_rerank_order
 
 

@@ -18,10 +18,10 @@ from mcp_types import (
     TextContent,
 )
 
+from sextant.contract.meta import WORKSPACE_META
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import DOCUMENT_URI, PAGE_URI, create_server
-from sextant.kb.workspaces import WORKSPACE_META
 from sextant.settings import KbSettings
 
 pytestmark = pytest.mark.anyio
@@ -268,7 +268,7 @@ async def test_the_callers_request_id_tags_the_servers_log_lines(
 ) -> None:
     import logging
 
-    from sextant.kb.server import REQUEST_ID_META
+    from sextant.contract.meta import REQUEST_ID_META
     from sextant.logs import configure_logging
 
     root = logging.getLogger()

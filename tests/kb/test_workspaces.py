@@ -9,9 +9,9 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from sextant.contract.meta import WORKSPACE_META
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import create_server
-from sextant.kb.workspaces import WORKSPACE_META
 
 pytestmark = pytest.mark.anyio
 

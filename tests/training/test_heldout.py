@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from sextant.kb.results import Hit, Scores
+from sextant.contract.results import Hit, Scores
 from sextant.training.heldout import fused_as_the_product_orders
 
 

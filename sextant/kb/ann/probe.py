@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from sextant.contract.ann import AnnAnswer, AnnBenchmark, AnnComparison, AnnHit
 from sextant.kb.ann import KINDS, create
 from sextant.kb.ann.base import AnnIndex, FloatArray, IdArray
 from sextant.kb.ann.flat import FlatIndex
 from sextant.kb.ann.live import build_params, metric_for
-from sextant.kb.ann.results import AnnAnswer, AnnBenchmark, AnnComparison, AnnHit
 
 if TYPE_CHECKING:
     from sextant.kb.knowledge_base import KnowledgeBase

@@ -1,4 +1,4 @@
-"""The typed results the knowledge base returns; the MCP tools publish them as output schemas."""
+"""What the knowledge base's tools return: the server's output schemas, and what the agent validates into."""
 
 from __future__ import annotations
 
@@ -136,3 +136,29 @@ class Stats(BaseModel):
     reranker: RerankerInfo
     store: str = Field(description="Store folder, or the Chroma server URL.")
     lexical_chunks: int = Field(description="Chunks in the BM25 index (equals `chunks` when in sync).")
+
+
+class WorkspaceDropped(BaseModel):
+    existed: bool = Field(description="Whether the workspace held a store (false: it was never used).")
+
+
+Match = Literal["quote", "sentence", "opening", "not_found", "no_quote"]
+
+
+class PageImage(BaseModel):
+    """What was drawn: the page's size and where the quote was highlighted."""
+
+    document_id: str
+    page: int = Field(description="Physical page number, 1-based.")
+    width_pt: float = Field(description="The page's width in PDF points (1/72 inch).")
+    height_pt: float
+    width_px: int = Field(description="The image's width in pixels.")
+    height_px: int
+    highlights: int = Field(description="Rectangles highlighted over the quote (0: not found on this page).")
+    rects_px: list[tuple[float, float, float, float]] = Field(
+        default_factory=list, description="Each highlight as (x0, y0, x1, y1) in image pixels."
+    )
+    matched: Match = Field(
+        description="What of the quote was found: all of it, its longest sentence, its opening, nothing, "
+        "or no quote was given."
+    )

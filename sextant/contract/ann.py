@@ -1,4 +1,4 @@
-"""The typed results of the Index Lab's MCP tools, ``kb_ann_benchmark`` and ``kb_ann_compare``."""
+"""The results of the Index Lab's MCP tools, ``kb_ann_benchmark`` and ``kb_ann_compare``."""
 
 from __future__ import annotations
 
