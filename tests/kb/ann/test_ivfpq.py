@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from sextant.kb.ann.ivfpq import IVFPQIndex, IVFPQRerankIndex
-from sextant.kb.ann.pq import ProductQuantizer
 from tests.kb.ann.conftest import Data, recall
 
 PARAMS: dict[str, Any] = {"nlist": 32, "m": 8, "nbits": 6}
@@ -16,13 +15,6 @@ PARAMS: dict[str, Any] = {"nlist": 32, "m": 8, "nbits": 6}
 @pytest.fixture(scope="module")
 def rerank(data: Data) -> IVFPQRerankIndex:
     return IVFPQRerankIndex.build(data.xb, data.ids, "l2", nprobe=8, oversample=8, **PARAMS)
-
-
-def test_pq_round_trips_codes_built_from_centroids(data: Data) -> None:
-    pq = ProductQuantizer(32, 8, 6)
-    pq.train(data.xb)
-    codes = np.random.default_rng(0).integers(0, 64, (500, 8)).astype(np.uint8)
-    np.testing.assert_array_equal(pq.encode(pq.decode(codes)), codes)
 
 
 @pytest.mark.parametrize("metric", ["ip", "l2"])
@@ -81,8 +73,3 @@ def test_save_load_search_is_identical(rerank: IVFPQRerankIndex, data: Data, tmp
     for got, want in zip(again.search(data.xq, 10), rerank.search(data.xq, 10), strict=True):
         np.testing.assert_array_equal(got, want)
     assert again.params() == rerank.params()
-
-
-def test_pq_refuses_a_dimension_it_cannot_split() -> None:
-    with pytest.raises(ValueError, match="multiple"):
-        ProductQuantizer(30, 8)
