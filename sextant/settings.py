@@ -40,6 +40,12 @@ class KbSettings(BaseSettings):
         default=None,
         description="URL of a running Chroma server (e.g. http://localhost:8001); replaces the local store.",
     )
+    chroma_database: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$",
+        description="Database on the Chroma server (created when missing); default: the server's default_database. "
+        "Each private workspace gets its own, sextant-ws-<id>.",
+    )
     lexical_refresh_s: float = Field(
         default=2.0,
         ge=0,

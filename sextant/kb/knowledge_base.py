@@ -157,7 +157,11 @@ class KnowledgeBase:
                 "choose a divisor of it"
             )
         store = ChunkStore.open(
-            path=settings.store_dir(), url=settings.chroma_url, embedder=embedder.name, dim=embedder.dim
+            path=settings.store_dir(),
+            url=settings.chroma_url,
+            embedder=embedder.name,
+            dim=embedder.dim,
+            database=settings.chroma_database,
         )
         store.repair()
         lexical = LexicalIndex.open(_lexical_dir(settings))
@@ -585,8 +589,9 @@ def _ann_dir(settings: KbSettings) -> Path:
 
 def _lexical_dir(settings: KbSettings) -> Path:
     if settings.chroma_url:
-        # A server's BM25 cache is kept per server URL on this machine.
-        tag = hashlib.sha256(settings.chroma_url.encode()).hexdigest()[:12]
+        # A server's BM25 cache is kept per server URL (and database) on this machine.
+        server = settings.chroma_url + (f"/{settings.chroma_database}" if settings.chroma_database else "")
+        tag = hashlib.sha256(server.encode()).hexdigest()[:12]
         return settings.store_dir() / f"bm25-{tag}"
     return settings.store_dir() / "bm25"
 

@@ -570,9 +570,6 @@ def main(argv: list[str] | None = None) -> None:
     # Checked before any model loads: without a token --http does not start at all.
     http = HttpOptions.from_settings(load_settings(), host=args.host, port=args.port) if args.http else None
     kb = open_knowledge_base("sextant-kb")
-    if args.workspace_ttl is not None and kb.settings.chroma_url:
-        print("sextant-kb: workspaces need the local store; unset SEXTANT_CHROMA_URL", file=sys.stderr)  # noqa: T201
-        raise SystemExit(2)
     if http is None and sys.stdin.isatty():
         log.warning("sextant-kb speaks MCP on stdin/stdout: start it from an MCP client (see the README)")
     with kb:

@@ -124,8 +124,12 @@ class ChunkStore:
         self._batch_size = int(client.get_max_batch_size())
 
     @classmethod
-    def open(cls, *, path: Path | None, url: str | None, embedder: str, dim: int) -> ChunkStore:
+    def open(
+        cls, *, path: Path | None, url: str | None, embedder: str, dim: int, database: str | None = None
+    ) -> ChunkStore:
         """A persistent local store at ``path``, or a Chroma server at ``url``.
+
+        ``database``: the database on the server (created when missing); None is the server's default one.
 
         Raises:
             StoreError: the server cannot be reached, or the store does not fit this embedder.
@@ -135,14 +139,10 @@ class ChunkStore:
         settings = chromadb.Settings(anonymized_telemetry=False)
         try:
             if url:
-                from urllib.parse import urlparse
-
-                parsed = urlparse(url)
+                if database:
+                    _ensure_database(url, database)
                 client = chromadb.HttpClient(
-                    host=parsed.hostname or "localhost",
-                    port=parsed.port or (443 if parsed.scheme == "https" else 80),
-                    ssl=parsed.scheme == "https",
-                    settings=settings,
+                    **_server_address(url), database=database or chromadb.DEFAULT_DATABASE, settings=settings
                 )
             else:
                 assert path is not None
@@ -168,12 +168,7 @@ class ChunkStore:
 
     def close(self) -> None:
         """Release the client (its database handles or HTTP connections)."""
-        # chromadb 1.5.9's HTTP client (and its admin client) leave their httpx sessions open on
-        # close(); close them ourselves so a long-lived process does not leak connections.
-        for owner in (self._client, getattr(self._client, "_admin_client", None)):
-            session = getattr(getattr(owner, "_server", None), "_session", None)
-            if session is not None:
-                session.close()
+        _close_sessions(self._client, getattr(self._client, "_admin_client", None))
         self._client.close()
 
     # --- state shared with the BM25 cache -------------------------------------------------
@@ -354,6 +349,79 @@ class ChunkStore:
                 for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
             ]
             offset += len(got["ids"])
+
+
+def drop_database(url: str, database: str) -> bool:
+    """Delete a database and every collection in it from the Chroma server at ``url``; whether it existed.
+
+    Raises:
+        StoreError: the server cannot be reached or refused.
+    """
+    import httpx
+    from chromadb.errors import ChromaError, NotFoundError
+
+    admin = _admin(url)
+    try:
+        admin.delete_database(database)
+    except NotFoundError:
+        return False
+    except (ChromaError, httpx.HTTPError) as exc:
+        raise StoreError(f"cannot delete database {database!r} on the Chroma server at {url}: {exc}") from exc
+    finally:
+        _close_sessions(admin)
+    return True
+
+
+def _ensure_database(url: str, database: str) -> None:
+    import httpx
+    from chromadb.errors import ChromaError, NotFoundError
+
+    admin = _admin(url)
+    try:
+        try:
+            admin.get_database(database)
+        except NotFoundError:
+            try:
+                admin.create_database(database)
+            except ChromaError:
+                # Another client (a replica) may have created it since we looked; only a missing one is an error.
+                admin.get_database(database)
+    except (ChromaError, httpx.HTTPError) as exc:
+        raise StoreError(f"cannot create database {database!r} on the Chroma server at {url}: {exc}") from exc
+    finally:
+        _close_sessions(admin)
+
+
+def _admin(url: str) -> Any:
+    import chromadb
+
+    address = _server_address(url)
+    return chromadb.AdminClient(
+        chromadb.Settings(
+            anonymized_telemetry=False,
+            chroma_api_impl="chromadb.api.fastapi.FastAPI",
+            chroma_server_host=address["host"],
+            chroma_server_http_port=address["port"],
+            chroma_server_ssl_enabled=address["ssl"],
+        )
+    )
+
+
+def _server_address(url: str) -> dict[str, Any]:
+    from urllib.parse import urlparse
+
+    parsed = urlparse(url)
+    https = parsed.scheme == "https"
+    return {"host": parsed.hostname or "localhost", "port": parsed.port or (443 if https else 80), "ssl": https}
+
+
+def _close_sessions(*clients: Any) -> None:
+    # chromadb 1.5.9's HTTP and admin clients leave their httpx sessions open on close(); close them
+    # ourselves so a long-lived process does not leak connections.
+    for client in clients:
+        session = getattr(getattr(client, "_server", None), "_session", None)
+        if session is not None:
+            session.close()
 
 
 def _doc_filter(doc_ids: Sequence[str] | None) -> dict[str, Any] | None:

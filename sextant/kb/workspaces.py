@@ -2,9 +2,11 @@
 
 The trusted host (the agent, which starts ``sextant-kb`` over stdio) names each call's workspace in the
 request's ``_meta``; no tool takes a workspace argument, so a model can never choose one. A workspace is
-its own store folder (``<store>/workspaces/<id>/``) with its own BM25 index; only the embedder and the
-reranker, which hold no documents, are shared. A call that names no workspace uses the default store:
-the single-user mode, as before workspaces existed.
+its own store folder (``<store>/workspaces/<id>/``) with its own BM25 index and kept originals; with a
+Chroma server (``SEXTANT_CHROMA_URL``) its chunks live in a database of its own on the server
+(``sextant-ws-<id>``) and the folder holds only what this machine derives from it, as the default store's
+folder does. Only the embedder and the reranker, which hold no documents, are shared. A call that names
+no workspace uses the default store: the single-user mode, as before workspaces existed.
 """
 
 from __future__ import annotations
@@ -16,23 +18,22 @@ import threading
 from pathlib import Path
 
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
+from sextant.kb.store import drop_database
 
 log = logging.getLogger(__name__)
 
 # The agent mints 32 hex digits; anything else is a caller's mistake, never a path to follow.
 WORKSPACE_ID = re.compile(r"^[a-f0-9]{16,64}$")
 FOLDER = "workspaces"
+DATABASE_PREFIX = "sextant-ws-"
 
 
 class Workspaces:
     """The default knowledge base plus every workspace opened since start, by id."""
 
     def __init__(self, default: KnowledgeBase) -> None:
-        if default.settings.chroma_url:
-            # Workspaces are folders beside the local store; a server would need a database per workspace.
-            self._root: Path | None = None
-        else:
-            self._root = default.settings.store_dir() / FOLDER
+        self._root = default.settings.store_dir() / FOLDER
+        self._url = default.settings.chroma_url
         self.default = default
         self._open: dict[str, KnowledgeBase] = {}
         self._lock = threading.Lock()
@@ -41,7 +42,8 @@ class Workspaces:
         """The workspace's knowledge base (created empty on first use), or the default one for ``None``.
 
         Raises:
-            KnowledgeBaseError: the id is malformed, or workspaces are unavailable with a Chroma server.
+            KnowledgeBaseError: the id is malformed.
+            StoreError: the Chroma server cannot be reached or refused to create the workspace's database.
         """
         if workspace is None:
             return self.default
@@ -49,7 +51,9 @@ class Workspaces:
         with self._lock:
             kb = self._open.get(workspace)
             if kb is None:
-                settings = self.default.settings.model_copy(update={"chroma_dir": folder})
+                settings = self.default.settings.model_copy(
+                    update={"chroma_dir": folder, "chroma_database": database_of(workspace) if self._url else None}
+                )
                 kb = KnowledgeBase.open(
                     settings, embedder=self.default.embedder, reranker=self.default.reranker, policy=self.default.policy
                 )
@@ -57,13 +61,21 @@ class Workspaces:
             return kb
 
     def drop(self, workspace: str) -> bool:
-        """Delete a workspace's store and index once its current write (if any) has finished; whether it existed."""
+        """Delete a workspace's store and index once its current write (if any) has finished; whether it existed.
+
+        Works for a workspace this process never opened (one created before a restart, or by another replica).
+
+        Raises:
+            StoreError: the Chroma server cannot be reached; the local folder is kept, so a retry finds it.
+        """
         folder = self._folder(workspace)
         with self._lock:
             kb = self._open.pop(workspace, None)
         if kb is not None:
             kb.close()
-        existed = folder.is_dir()
+        # The server's database first: if that fails, the folder left behind keeps saying the workspace exists.
+        on_server = drop_database(self._url, database_of(workspace)) if self._url else False
+        existed = on_server or folder.is_dir()
         shutil.rmtree(folder, ignore_errors=True)
         log.info("workspace %s dropped (%s)", workspace[:8], "removed" if existed else "was empty")
         return existed
@@ -77,6 +89,9 @@ class Workspaces:
     def _folder(self, workspace: str) -> Path:
         if not WORKSPACE_ID.match(workspace):
             raise KnowledgeBaseError("malformed workspace id: expected 16-64 lowercase hex digits")
-        if self._root is None:
-            raise KnowledgeBaseError("workspaces need the local store; they are not available with SEXTANT_CHROMA_URL")
         return self._root / workspace
+
+
+def database_of(workspace: str) -> str:
+    """The workspace's database on a Chroma server."""
+    return DATABASE_PREFIX + workspace

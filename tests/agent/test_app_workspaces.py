@@ -1,8 +1,11 @@
 """The HTTP API with SEXTANT_WORKSPACES=on, over the real knowledge-base MCP server (in memory): every request
-is scoped by its bearer token, and no workspace reads or deletes another's documents."""
+is scoped by its bearer token, and no workspace reads or deletes another's documents, on the embedded store and
+on a real ``chroma run`` server (a database per workspace)."""
 
 from __future__ import annotations
 
+import json
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule, run_state_machine_as_test
 
 from sextant.agent.app import create_app
 from sextant.agent.budget import DailyBudget
@@ -19,8 +22,12 @@ from sextant.agent.models.factory import ModelChoice
 from sextant.agent.settings import AgentSettings
 from sextant.agent.state import AgentState
 from sextant.agent.sweeper import sweep
+from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import create_server
+from sextant.kb.workspaces import DATABASE_PREFIX
+from sextant.settings import KbSettings
+from tests.chroma_process import running_chroma
 
 pytestmark = pytest.mark.slow
 
@@ -48,6 +55,28 @@ def open_app(kb: KnowledgeBase, state_dir: Path, **overrides: Any) -> TestClient
 def client(kb: KnowledgeBase, tmp_path: Path) -> Iterator[TestClient]:
     with open_app(kb, tmp_path) as test_client:
         yield test_client
+
+
+@pytest.fixture(scope="module")
+def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with running_chroma(tmp_path_factory.mktemp("chroma-server")) as url:
+        yield url
+
+
+@pytest.fixture(params=["embedded", "server"])
+def either_kb(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder) -> Iterator[KnowledgeBase]:
+    """The knowledge base on the embedded store, or on a real ``chroma run`` server."""
+    url = request.getfixturevalue("chroma_url") if request.param == "server" else None
+    settings = KbSettings(chroma_url=url, chroma_dir=tmp_path / "store", _env_file=None)  # type: ignore[call-arg]
+    with KnowledgeBase.open(settings, embedder=embedder) as kb:
+        yield kb
+
+
+def server_workspaces(url: str) -> set[str]:
+    """The workspace ids that have a database on the Chroma server, read from its REST API."""
+    with urllib.request.urlopen(f"{url}/api/v2/tenants/default_tenant/databases", timeout=10) as response:
+        names = [d["name"] for d in json.load(response)]
+    return {n.removeprefix(DATABASE_PREFIX) for n in names if n.startswith(DATABASE_PREFIX)}
 
 
 def new_workspace(client: TestClient) -> dict[str, str]:
@@ -205,9 +234,15 @@ class CrossWorkspace(RuleBasedStateMachine):
             assert listed(self.client, {"Authorization": auth}) == holds
         for auth in self.gone:
             assert self.client.get("/documents", headers={"Authorization": auth}).status_code == 401
+        # A deleted or expired workspace leaves no store behind: no folder here, and on a server no database
+        # (where each live one, listed just now, has its own).
+        book = agent_state(self.client).workspaces
+        assert book is not None
+        live = {book.resolve(auth.removeprefix("Bearer ")).id for auth in self.holds}  # type: ignore[union-attr]
         folders = self.kb.settings.store_dir() / "workspaces"
-        live = {p.name for p in folders.iterdir()} if folders.is_dir() else set()
-        assert len(live) <= len(self.holds)  # a deleted or expired workspace leaves no store behind
+        assert ({p.name for p in folders.iterdir()} if folders.is_dir() else set()) <= live
+        if self.kb.settings.chroma_url:
+            assert server_workspaces(self.kb.settings.chroma_url) == live
 
     def teardown(self) -> None:
         # Examples share one app; each starts with no workspace.
@@ -215,14 +250,17 @@ class CrossWorkspace(RuleBasedStateMachine):
             assert self.client.delete("/workspaces/current", headers={"Authorization": auth}).status_code == 200
 
 
-def test_no_cross_workspace_reads_or_deletes(client: TestClient, kb: KnowledgeBase) -> None:
-    CrossWorkspace.client = client
-    CrossWorkspace.kb = kb
-    run = settings(
-        max_examples=8,
-        stateful_step_count=12,
-        deadline=None,
-        derandomize=True,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    )(CrossWorkspace).TestCase
-    run().runTest()
+def test_no_cross_workspace_reads_or_deletes(either_kb: KnowledgeBase, tmp_path: Path) -> None:
+    with open_app(either_kb, tmp_path) as client:
+        CrossWorkspace.client = client
+        CrossWorkspace.kb = either_kb
+        run_state_machine_as_test(
+            CrossWorkspace,
+            settings=settings(
+                max_examples=8,
+                stateful_step_count=12,
+                deadline=None,
+                derandomize=True,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+            ),
+        )

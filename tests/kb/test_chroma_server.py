@@ -4,12 +4,6 @@ and two knowledge bases on one store, each following the other's writes."""
 from __future__ import annotations
 
 import logging
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,42 +14,15 @@ from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import FULL_DIFF_EVERY, KnowledgeBase
 from sextant.kb.store import ChunkStore
 from sextant.settings import KbSettings
+from tests.chroma_process import running_chroma
 
 pytestmark = pytest.mark.slow
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    chroma = shutil.which("chroma", path=str(Path(sys.executable).parent))
-    assert chroma, "the chroma command ships with chromadb; reinstall the dev environment"
-    port = _free_port()
-    data = tmp_path_factory.mktemp("chroma-server")
-    proc = subprocess.Popen(
-        [chroma, "run", "--path", str(data), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):  # the server needs a moment to bind; poll its heartbeat, bounded
-            try:
-                with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1) as response:
-                    response.read()
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("chroma server did not start")
+    with running_chroma(tmp_path_factory.mktemp("chroma-server")) as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 @pytest.fixture(params=["embedded", "server"])
