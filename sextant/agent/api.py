@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from sextant.agent.events import (
     AnswerStatement,
@@ -15,6 +15,8 @@ from sextant.agent.events import (
     Verification,
 )
 from sextant.agent.passages import Passage
+from sextant.contract.results import DocumentInfo, IngestOutcome, IngestStatus
+from sextant.contract.tools import IngestDocument
 
 MAX_QUESTION_CHARS = 2000
 MAX_DOCUMENT_CHARS = 2_000_000
@@ -55,12 +57,11 @@ class QueryResponse(BaseModel):
     trace: list[ToolCallEvent | ToolResultEvent]
 
 
-class TextDocument(BaseModel):
+class TextDocument(IngestDocument):
+    """``kb_ingest``'s document within the agent's own bounds: an id of safe characters, a bounded text."""
+
     id: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._-]+$")
-    title: str = Field(min_length=1, max_length=300)
     content: str = Field(min_length=1, max_length=MAX_DOCUMENT_CHARS)
-    source: str = Field(default="", max_length=2000)
-    page: int | None = Field(default=None, ge=1)
 
 
 class IngestRequest(BaseModel):
@@ -69,13 +70,26 @@ class IngestRequest(BaseModel):
 
 class IngestResult(BaseModel):
     id: str
-    status: Literal["added", "replaced", "unchanged", "refused"]
+    status: IngestStatus
     reason: str | None = None
     chunks: int | None = None
     name: str | None = Field(default=None, description="For uploads: the file's name as sent.")
     title: str = ""
     version: str = Field("", description="This version of the document's content.")
     overview: bool = Field(False, description="A model-written overview of the document was stored.")
+
+    @classmethod
+    def of(cls, outcome: IngestOutcome, name: str | None = None) -> IngestResult:
+        """The knowledge base's outcome for one document, as the API reports it (``name``: the uploaded file's)."""
+        return cls(
+            id=outcome.id,
+            status=outcome.status,
+            reason=outcome.reason,
+            chunks=outcome.chunks,
+            name=name,
+            title=outcome.title,
+            version=outcome.version,
+        )
 
 
 class IngestResponse(BaseModel):
@@ -115,19 +129,8 @@ class Health(BaseModel):
     )
 
 
-class DocumentEntry(BaseModel):
-    """One document as ``kb_list`` reports it (extra fields the knowledge base adds pass through)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    id: str
-    title: str
-    source: str = ""
-    chunks: int = 0
-    pages: int = 0
-    about: str = ""
-    overview: str = ""
-    uri: str = ""
+class DocumentEntry(DocumentInfo):
+    """One document as ``kb_list`` reports it."""
 
 
 class DocumentsResponse(BaseModel):

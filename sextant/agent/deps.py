@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 
-from sextant.agent.kb_client import KbUnavailable, current_workspace
+from sextant.agent.kb_client import KbUnavailable, ToolRefused, current_workspace
 from sextant.agent.state import AgentState
 from sextant.agent.workspaces import LimitReached, Workspace, WorkspaceBook
 from sextant.logs import request_id as current_request_id
@@ -125,7 +126,8 @@ async def ingest_allowed(state: AgentState, workspace: Workspace | None, adding:
     if state.uploads_today.spent() + adding > settings.daily_uploads:
         exc = LimitReached("SEXTANT_DAILY_UPLOADS", settings.daily_uploads, "today's uploads are used up")
         raise refusal(exc, retry_after=state.uploads_today.seconds_until_reset())
-    held = len((await kb_call(state, "kb_list", {})).get("documents", []))
+    with kb_errors():
+        held = len((await state.kb.list_documents(current_request_id.get())).documents)
     if held + adding > settings.workspace_documents:
         exc = LimitReached(
             "SEXTANT_WORKSPACE_DOCUMENTS",
@@ -150,19 +152,20 @@ def kb_down(exc: KbUnavailable) -> HTTPException:
     return HTTPException(503, f"the knowledge base is unavailable: {exc}", headers={"Retry-After": str(KB_RETRY_S)})
 
 
-async def kb_call(state: AgentState, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Call a knowledge-base tool for a request; its structured result.
+@contextmanager
+def kb_errors() -> Iterator[None]:
+    """A route's knowledge-base calls, their failures as HTTP errors.
 
     Raises:
-        HTTPException: 503 while the knowledge base is down, 422 when the tool refuses.
+        HTTPException: 503 while the knowledge base is down (or answers outside its contract), 422 when a
+            tool refuses.
     """
     try:
-        outcome = await state.kb.call(name, arguments, current_request_id.get())
+        yield
     except KbUnavailable as exc:
         raise kb_down(exc) from exc
-    if not outcome.ok or outcome.structured is None:
-        raise HTTPException(422, outcome.text or f"{name} failed")
-    return outcome.structured
+    except ToolRefused as exc:
+        raise HTTPException(422, str(exc)) from exc
 
 
 Answering = Depends(kb_answering)

@@ -4,6 +4,9 @@ The agent starts ``sextant-kb`` over stdio and owns its lifetime. Of the tools i
 read tools named in ``OFFERED_TO_MODEL`` are offered to the model: answering a question must never change
 the corpus, so ``kb_ingest`` is called by the HTTP API on a person's behalf and never by the model; nor is
 ``kb_page_image``, which draws a cited page for a person to see.
+
+The HTTP API calls the tools through ``TypedCalls``: each validates the tool's ``structuredContent`` into
+its model from ``sextant.contract``, the models the server returns, so the two sides cannot drift apart.
 """
 
 from __future__ import annotations
@@ -14,35 +17,64 @@ import logging
 import os
 import shutil
 import sys
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ImageContent, TextContent, TextResourceContents
 from mcp_types.jsonrpc import CONNECTION_CLOSED
+from pydantic import BaseModel, ValidationError
 
 from sextant.agent.chat import ToolSpec
+from sextant.contract.ann import AnnComparison
+from sextant.contract.meta import REQUEST_ID_META, WORKSPACE_META
+from sextant.contract.results import DocumentInfo, DocumentList, IngestReport, PageImage, SearchResult, WorkspaceDropped
+from sextant.contract.tools import (
+    KB_ANN_COMPARE,
+    KB_DROP_WORKSPACE,
+    KB_INGEST,
+    KB_LIST,
+    KB_PAGE_IMAGE,
+    KB_SEARCH,
+    KB_SET_OVERVIEW,
+    KB_STATS,
+    KB_UPLOAD,
+    IngestDocument,
+)
 
 log = logging.getLogger(__name__)
 
-OFFERED_TO_MODEL = ("kb_search", "kb_list", "kb_stats")
-REQUEST_ID_META = "sextant/request_id"
-# Must match sextant.kb.workspaces.WORKSPACE_META; the agent never imports the knowledge base.
-WORKSPACE_META = "sextant/workspace"
-# Must match sextant.kb.page_image.NO_PAGE_IMAGE: kb_page_image's errors that mean "nothing to show" start so.
-NO_PAGE_IMAGE = "no page image"
+OFFERED_TO_MODEL = (KB_SEARCH, KB_LIST, KB_STATS)
 # The workspace of the HTTP request being served; every MCP call the request makes is scoped to it.
 current_workspace: ContextVar[str | None] = ContextVar("sextant_workspace", default=None)
 # Ingest of a large upload embeds every chunk on the server's CPU.
 CALL_TIMEOUT_S = 600.0
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
 class KbUnavailable(Exception):
     """The knowledge-base process could not be started or stopped answering."""
+
+
+class KbContractBroken(KbUnavailable):
+    """A tool answered with a result its contract model does not accept: the two sides are out of step."""
+
+
+class ToolRefused(Exception):
+    """A tool answered with an error (``isError``): a bad argument or a refusal, in the tool's words."""
+
+    def __init__(self, tool: str, text: str) -> None:
+        super().__init__(text or f"{tool} failed")
+        self.tool = tool
+        self.text = text
 
 
 @dataclass(frozen=True)
@@ -58,6 +90,78 @@ class ToolOutcome:
     structured: dict[str, Any] | None
     text: str
     images: list[tuple[str, bytes]] = field(default_factory=list)  # (MIME type, bytes) of each image block
+
+
+def result_of(name: str, outcome: ToolOutcome, model: type[M]) -> M:
+    """The structured result of tool ``name`` as its contract ``model``.
+
+    Raises:
+        ToolRefused: the tool answered with an error.
+        KbContractBroken: the result is missing or does not validate as ``model``.
+    """
+    if not outcome.ok:
+        raise ToolRefused(name, outcome.text)
+    if outcome.structured is None:
+        raise KbContractBroken(f"{name} answered without a structured result")
+    try:
+        return model.model_validate(outcome.structured)
+    except ValidationError as exc:
+        raise KbContractBroken(f"{name}'s result does not match sextant.contract: {exc}") from exc
+
+
+def search_result(outcome: ToolOutcome) -> SearchResult:
+    """``kb_search``'s successful outcome as its contract model (the loop calls the tool as the model asked).
+
+    Raises:
+        KbContractBroken: the result does not validate.
+    """
+    return result_of(KB_SEARCH, outcome, SearchResult)
+
+
+class TypedCalls(ABC):
+    """The tools the HTTP API calls, typed: written once for anything with ``call`` (the client, the supervisor).
+
+    Each raises ``ToolRefused`` when the tool refuses, ``KbUnavailable`` when the knowledge base is down,
+    and ``KbContractBroken`` when its result does not match the contract.
+    """
+
+    @abstractmethod
+    async def call(self, name: str, arguments: dict[str, Any], request_id: str | None = None) -> ToolOutcome: ...
+
+    async def list_documents(self, request_id: str | None = None) -> DocumentList:
+        return result_of(KB_LIST, await self.call(KB_LIST, {}, request_id), DocumentList)
+
+    async def ingest(self, documents: Sequence[IngestDocument], request_id: str | None = None) -> IngestReport:
+        arguments = {"documents": [d.model_dump(exclude_none=True) for d in documents]}
+        return result_of(KB_INGEST, await self.call(KB_INGEST, arguments, request_id), IngestReport)
+
+    async def upload(self, filename: str, data: bytes, request_id: str | None = None) -> IngestReport:
+        arguments = {"filename": filename, "content_base64": base64.b64encode(data).decode("ascii")}
+        return result_of(KB_UPLOAD, await self.call(KB_UPLOAD, arguments, request_id), IngestReport)
+
+    async def set_overview(
+        self, document_id: str, overview: str, version: str | None, request_id: str | None = None
+    ) -> DocumentInfo:
+        arguments = {"document_id": document_id, "overview": overview, "version": version}
+        return result_of(KB_SET_OVERVIEW, await self.call(KB_SET_OVERVIEW, arguments, request_id), DocumentInfo)
+
+    async def page_image(
+        self, document_id: str, page: int, quote: str | None, request_id: str | None = None
+    ) -> tuple[PageImage, bytes | None]:
+        """What was drawn, and the PNG (``None`` if the answer carried none)."""
+        arguments: dict[str, Any] = {"document_id": document_id, "page": page}
+        if quote and quote.strip():
+            arguments["quote"] = quote
+        outcome = await self.call(KB_PAGE_IMAGE, arguments, request_id)
+        png = next((data for mime, data in outcome.images if mime == "image/png"), None)
+        return result_of(KB_PAGE_IMAGE, outcome, PageImage), png
+
+    async def drop_workspace(self, request_id: str | None = None) -> WorkspaceDropped:
+        return result_of(KB_DROP_WORKSPACE, await self.call(KB_DROP_WORKSPACE, {}, request_id), WorkspaceDropped)
+
+    async def ann_compare(self, query: str, k: int, request_id: str | None = None) -> AnnComparison:
+        arguments = {"query": query, "k": k}
+        return result_of(KB_ANN_COMPARE, await self.call(KB_ANN_COMPARE, arguments, request_id), AnnComparison)
 
 
 def stdio_server(command: str | None = None, args: list[str] | None = None) -> StdioServerParameters:
@@ -78,7 +182,7 @@ def stdio_server(command: str | None = None, args: list[str] | None = None) -> S
     )
 
 
-class KbClient:
+class KbClient(TypedCalls):
     """An open MCP session with the knowledge base. Use as an async context manager."""
 
     def __init__(self, server: Any) -> None:

@@ -21,7 +21,7 @@ from types import TracebackType
 from typing import Any
 
 from sextant.agent.chat import ToolSpec
-from sextant.agent.kb_client import DiscoveredTool, KbClient, KbUnavailable, ToolOutcome
+from sextant.agent.kb_client import DiscoveredTool, KbClient, KbUnavailable, ToolOutcome, TypedCalls
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ BACKOFF_FIRST_S = 0.25
 BACKOFF_MAX_S = 30.0
 
 
-class KbSupervisor:
+class KbSupervisor(TypedCalls):
     """The knowledge base as the app sees it: ``KbClient``'s calls, on whichever process is alive now.
 
     ``server`` is what ``KbClient`` accepts (stdio parameters in the product); each start makes a new

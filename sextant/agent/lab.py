@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sextant.contract.ann import AnnComparison
+
 log = logging.getLogger(__name__)
 
 
@@ -102,23 +104,23 @@ def _dataset(raw: dict[str, Any]) -> LabDataset:
     return LabDataset(name=raw["dataset"], vectors=raw["n"], dimension=raw["d"], indexes=indexes)
 
 
-def comparison(structured: dict[str, Any]) -> LabComparison:
+def comparison(result: AnnComparison) -> LabComparison:
     """``kb_ann_compare``'s result in the page's shape."""
     return LabComparison(
-        query=structured["query"],
-        k=structured["k"],
-        vectors=structured["vectors"],
+        query=result.query,
+        k=result.k,
+        vectors=result.vectors,
         indexes=[
             LabAnswer(
-                index=answer["index"],
+                index=answer.index,
                 hits=[
-                    LabHit(rank=h["rank"], chunk_id=h["chunk_id"], document_id=h["document_id"], score=h["cosine"])
-                    for h in answer["hits"]
+                    LabHit(rank=h.rank, chunk_id=h.chunk_id, document_id=h.document_id, score=h.cosine)
+                    for h in answer.hits
                 ],
-                latency_ms=answer["latency_ms"],
-                build_s=answer["build_seconds"],
-                overlap_with_exact=answer["overlap_with_exact"],
+                latency_ms=answer.latency_ms,
+                build_s=answer.build_seconds,
+                overlap_with_exact=answer.overlap_with_exact,
             )
-            for answer in structured["answers"]
+            for answer in result.answers
         ],
     )

@@ -49,7 +49,7 @@ from sextant.agent.events import (
 )
 from sextant.agent.excerpts import excerpt_answer, excerpt_statements
 from sextant.agent.grounding import QuoteMatch, Unsupported, check_statement, render
-from sextant.agent.kb_client import ToolOutcome
+from sextant.agent.kb_client import ToolOutcome, search_result
 from sextant.agent.passages import Passage, PassageBook
 from sextant.agent.policies import MAX_TURNS, SEARCH_K, ForcedSearch, Policy, Search, ToolUse
 from sextant.agent.verify import verify_answer
@@ -336,19 +336,19 @@ class AgentLoop:
             results.append(ToolResult(call.id, call.name, json.dumps(outcome.structured)[:8000]))
             yield ToolResultEvent(id=call.id, name=call.name, ok=True, found=0, summary=_summary(outcome.structured))
             return
-        hits = outcome.structured.get("hits") or []
-        passages = run.book.add_hits(hits)
+        found = search_result(outcome)
+        passages = run.book.add_hits(found.hits)
         run.shown.update(p.label for p in passages)
         run.found_any = run.found_any or bool(passages)
         query = arguments["query"]
         if passages:
             body = f"Passages for {query!r}:\n\n" + "\n\n".join(p.for_model() for p in passages)
             summary = f"{len(passages)} passages: " + ", ".join(f"[{p.label}] {p.citation()}" for p in passages)
-        elif outcome.structured.get("empty"):
+        elif found.empty:
             run.empty_kb = True
             body = summary = EMPTY_KNOWLEDGE_BASE
         else:
-            reason = outcome.structured.get("reason") or "no relevant passage"
+            reason = found.reason or "no relevant passage"
             body = f"Nothing found in the documents for {query!r} ({reason})."
             summary = f"nothing found ({reason})"
         results.append(ToolResult(call.id, call.name, body))
@@ -357,7 +357,7 @@ class AgentLoop:
             name=call.name,
             ok=True,
             found=len(passages),
-            abstained=bool(outcome.structured.get("abstained")),
+            abstained=found.abstained,
             labels=[p.label for p in passages],
             summary=summary,
         )

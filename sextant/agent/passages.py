@@ -7,12 +7,13 @@ earlier turns keep their meaning: numbering resumes after them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from collections.abc import Iterable
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from sextant.agent.chat import WebSource
+from sextant.contract.results import Hit
 
 # What the model reads of one passage; the browser always gets the whole chunk.
 MODEL_TEXT_CHARS = 1600
@@ -65,26 +66,25 @@ class PassageBook:
     def _next_label(self) -> int:
         return max(self._by_label, default=0) + 1
 
-    def add_hits(self, hits: Iterable[Mapping[str, Any]]) -> list[Passage]:
-        """Number ``kb_search`` hits (its structured JSON) in rank order."""
+    def add_hits(self, hits: Iterable[Hit]) -> list[Passage]:
+        """Number ``kb_search`` hits in rank order."""
         added: list[Passage] = []
         for hit in hits:
-            chunk_id = str(hit.get("chunk_id") or "")
-            known = self._by_key.get(f"kb:{chunk_id}")
+            known = self._by_key.get(f"kb:{hit.chunk_id}")
             if known is not None:
                 added.append(self._by_label[known])
                 continue
             passage = Passage(
                 label=self._next_label(),
-                chunk_id=chunk_id or None,
-                document_id=hit.get("document_id"),
-                title=str(hit.get("title") or hit.get("document_id") or "untitled")[:500],
-                source=str(hit.get("source") or "")[:2000],
-                page=hit.get("page"),
-                page_label=hit.get("page_label"),
-                section=hit.get("section"),
-                text=str(hit.get("text") or "")[:20_000],
-                uri=hit.get("uri"),
+                chunk_id=hit.chunk_id or None,
+                document_id=hit.document_id,
+                title=(hit.title or hit.document_id or "untitled")[:500],
+                source=hit.source[:2000],
+                page=hit.page,
+                page_label=hit.page_label,
+                section=hit.section,
+                text=(hit.text or "")[:20_000],
+                uri=hit.uri,
             )
             self._remember(passage)
             added.append(passage)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from sextant.agent.kb_client import KbUnavailable, current_workspace
+from sextant.agent.kb_client import KbUnavailable, ToolRefused, current_workspace
 from sextant.agent.state import AgentState
 
 log = logging.getLogger(__name__)
@@ -22,15 +22,12 @@ async def sweep(state: AgentState) -> int:
     for workspace in state.workspaces.due():
         token = current_workspace.set(workspace.id)
         try:
-            outcome = await state.kb.call("kb_drop_workspace", {})
-        except KbUnavailable as exc:
+            await state.kb.drop_workspace()
+        except (KbUnavailable, ToolRefused) as exc:
             log.error("cannot delete workspace %s yet: %s", workspace.id[:8], exc)
             continue
         finally:
             current_workspace.reset(token)
-        if not outcome.ok:
-            log.error("cannot delete workspace %s yet: %s", workspace.id[:8], outcome.text)
-            continue
         state.workspaces.remove(workspace)
         state.writers.pop(workspace.id, None)
         dropped += 1

@@ -3,13 +3,12 @@ overview written by the model for each document added or replaced."""
 
 from __future__ import annotations
 
-import base64
 import logging
 
 from fastapi import HTTPException, UploadFile
 
 from sextant.agent.api import IngestResult
-from sextant.agent.deps import kb_call
+from sextant.agent.deps import kb_errors
 from sextant.agent.overviews import write_overview
 from sextant.agent.state import AgentState
 from sextant.logs import request_id as current_request_id
@@ -33,14 +32,14 @@ async def upload_each(state: AgentState, files: list[UploadFile]) -> list[Ingest
         if not data:
             results.append(_refused(name, "the file is empty"))
             continue
-        arguments = {"filename": name, "content_base64": base64.b64encode(data).decode("ascii")}
         try:
-            outcome = await kb_call(state, "kb_upload", arguments)
+            with kb_errors():
+                report = await state.kb.upload(name, data, current_request_id.get())
         except HTTPException as exc:
             results.append(_refused(name, str(exc.detail)))
             continue
-        for item in outcome.get("results", []):
-            result = IngestResult.model_validate({**item, "name": name})
+        for outcome in report.results:
+            result = IngestResult.of(outcome, name)
             result.overview = await add_overview(state, result)
             results.append(result)
     return results
@@ -64,17 +63,11 @@ async def add_overview(state: AgentState, result: IngestResult) -> bool:
         text = await state.kb.read(f"kb://documents/{result.id}")
         overview, usage = await write_overview(model, result.title or result.id, text)
         state.budget.add(usage.cost_usd)
-        stored = await state.kb.call(
-            "kb_set_overview",
-            {"document_id": result.id, "overview": overview, "version": result.version or None},
-            current_request_id.get(),
-        )
+        await state.kb.set_overview(result.id, overview, result.version or None, current_request_id.get())
     except Exception as exc:  # a missing overview must not turn a stored document into a failed request
         log.warning("no overview for %s: %s", result.id, exc)
         return False
-    if not stored.ok:
-        log.warning("no overview for %s: %s", result.id, stored.text)
-    return stored.ok
+    return True
 
 
 def _refused(name: str, reason: str) -> IngestResult:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 DetailLevel = Literal["ids", "snippets", "full"]
 SearchMode = Literal["hybrid", "dense", "lexical", "rrf", "rerank"]
 ScoredBy = Literal["rerank", "rrf", "dense", "lexical"]
+IngestStatus = Literal["added", "replaced", "unchanged", "refused"]
 
 
 class Scores(BaseModel):
@@ -95,7 +96,7 @@ class IngestOutcome(BaseModel):
     """What happened to one document."""
 
     id: str
-    status: Literal["added", "replaced", "unchanged", "refused"]
+    status: IngestStatus
     chunks: int = 0
     pages: int = 0
     reason: str = ""

@@ -413,45 +413,38 @@ export interface components {
         };
         /**
          * DocumentEntry
-         * @description One document as ``kb_list`` reports it (extra fields the knowledge base adds pass through).
+         * @description One document as ``kb_list`` reports it.
          */
         DocumentEntry: {
             /**
              * About
-             * @default
+             * @description The opening of the document and its first headings.
              */
             about: string;
-            /**
-             * Chunks
-             * @default 0
-             */
+            /** Category */
+            category: string;
+            /** Chars */
+            chars: number;
+            /** Chunks */
             chunks: number;
             /** Id */
             id: string;
+            /** Ingested At */
+            ingested_at: string;
             /**
              * Overview
+             * @description A model-written overview of the document; empty when none was written.
              * @default
              */
             overview: string;
-            /**
-             * Pages
-             * @default 0
-             */
+            /** Pages */
             pages: number;
-            /**
-             * Source
-             * @default
-             */
+            /** Source */
             source: string;
             /** Title */
             title: string;
-            /**
-             * Uri
-             * @default
-             */
+            /** Uri */
             uri: string;
-        } & {
-            [key: string]: unknown;
         };
         /** DocumentsResponse */
         DocumentsResponse: {
@@ -865,20 +858,30 @@ export interface components {
             index: number;
             statement: components["schemas"]["AnswerStatement"];
         };
-        /** TextDocument */
+        /**
+         * TextDocument
+         * @description ``kb_ingest``'s document within the agent's own bounds: an id of safe characters, a bounded text.
+         */
         TextDocument: {
             /** Content */
             content: string;
             /** Id */
             id: string;
-            /** Page */
+            /**
+             * Page
+             * @description Page number of this content. Items sharing an id with different pages form one document.
+             */
             page?: number | null;
             /**
              * Source
+             * @description Where the text came from (URL, file name).
              * @default
              */
             source: string;
-            /** Title */
+            /**
+             * Title
+             * @description Human-readable title.
+             */
             title: string;
         };
         /** TokenEvent */

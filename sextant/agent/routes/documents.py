@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, File, HTTPException, Query, Response, UploadFile
 from fastapi import Path as PathParam
 
 from sextant.agent.api import DocumentsResponse, IngestRequest, IngestResponse, IngestResult, PageText
-from sextant.agent.deps import Answering, Limited, Scoped, State, ingest_allowed, kb_call, kb_down, workspace_scope
-from sextant.agent.kb_client import NO_PAGE_IMAGE, KbUnavailable
+from sextant.agent.deps import Answering, Limited, Scoped, State, ingest_allowed, kb_down, kb_errors, workspace_scope
+from sextant.agent.kb_client import KbUnavailable, ToolRefused
 from sextant.agent.uploads import MAX_UPLOAD_BYTES, MAX_UPLOAD_FILES, add_overview, upload_each
+from sextant.contract.meta import NO_PAGE_IMAGE
 from sextant.logs import request_id as current_request_id
 
 router = APIRouter()
@@ -22,13 +23,13 @@ PageNumber = Annotated[int, PathParam(ge=1, le=100_000)]
 @router.post("/ingest", dependencies=[Limited, Answering])
 async def ingest(body: IngestRequest, state: State, workspace: Scoped) -> IngestResponse:
     """Add text documents (Markdown is understood); re-using an id replaces that document."""
-    documents = [d.model_dump(exclude_none=True) for d in body.documents]
     async with state.writer(workspace):
         await ingest_allowed(state, workspace, len({d.id for d in body.documents}))
-        outcome = await kb_call(state, "kb_ingest", {"documents": documents})
+        with kb_errors():
+            report = await state.kb.ingest(body.documents, current_request_id.get())
     if state.uploads_today is not None:
-        state.uploads_today.add(len(documents))
-    results = [IngestResult.model_validate(r) for r in outcome.get("results", [])]
+        state.uploads_today.add(len(body.documents))
+    results = [IngestResult.of(outcome) for outcome in report.results]
     for result in results:
         result.overview = await add_overview(state, result)
     return IngestResponse(request_id=current_request_id.get() or "", results=results)
@@ -60,7 +61,9 @@ async def upload(
 @router.get("/documents", dependencies=[Depends(workspace_scope)])
 async def documents(state: State) -> DocumentsResponse:
     """Every document in the knowledge base."""
-    return DocumentsResponse.model_validate(await kb_call(state, "kb_list", {}))
+    with kb_errors():
+        listed = await state.kb.list_documents(current_request_id.get())
+    return DocumentsResponse.model_validate(listed.model_dump())
 
 
 @router.get("/documents/{doc_id}/pages/{number}", dependencies=[Depends(workspace_scope)])
@@ -104,20 +107,15 @@ async def page_image(
     Markdown or DOCX document, or a PDF ingested before originals were kept); 502 or 503 when the knowledge
     base could not render it.
     """
-    arguments: dict[str, Any] = {"document_id": doc_id, "page": number}
-    if quote and quote.strip():
-        arguments["quote"] = quote
     try:
-        outcome = await state.kb.call("kb_page_image", arguments, current_request_id.get())
+        drawn, png = await state.kb.page_image(doc_id, number, quote, current_request_id.get())
     except KbUnavailable as exc:
         raise kb_down(exc) from exc
-    if not outcome.ok:
-        at = outcome.text.find(NO_PAGE_IMAGE)
+    except ToolRefused as exc:
+        at = exc.text.find(NO_PAGE_IMAGE)
         if at != -1:  # nothing to show; any other refusal is the knowledge base's failure
-            raise HTTPException(404, outcome.text[at:])
-        raise HTTPException(502, outcome.text or "kb_page_image failed")
-    png = next((data for mime, data in outcome.images if mime == "image/png"), None)
+            raise HTTPException(404, exc.text[at:]) from exc
+        raise HTTPException(502, str(exc)) from exc
     if png is None:
         raise HTTPException(502, "the knowledge base answered without an image")
-    highlights = (outcome.structured or {}).get("highlights", 0)
-    return Response(png, media_type="image/png", headers={"X-Sextant-Highlights": str(highlights)})
+    return Response(png, media_type="image/png", headers={"X-Sextant-Highlights": str(drawn.highlights)})

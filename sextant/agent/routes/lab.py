@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends
 
-from sextant.agent.deps import Limited, State, kb_call, workspace_scope
+from sextant.agent.deps import Limited, State, kb_errors, workspace_scope
 from sextant.agent.lab import CompareRequest, LabComparison, LabOverview, comparison, read_overview
+from sextant.logs import request_id as current_request_id
 
 router = APIRouter()
 
@@ -19,4 +20,5 @@ async def lab(state: State) -> LabOverview:
 @router.post("/lab/compare", dependencies=[Limited, Depends(workspace_scope)])
 async def lab_compare(body: CompareRequest, state: State) -> LabComparison:
     """The same query through every index over this knowledge base's vectors, side by side."""
-    return comparison(await kb_call(state, "kb_ann_compare", {"query": body.query, "k": body.k}))
+    with kb_errors():
+        return comparison(await state.kb.ann_compare(body.query, body.k, current_request_id.get()))
