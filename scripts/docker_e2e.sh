@@ -49,6 +49,10 @@ docker() { "$DOCKER" "$@"; }
 # The compose files read these from the shell: the run is the defaults' (provider auto, hence the baked-in
 # local model), not whatever this shell holds.
 unset GEMINI_API_KEY SEXTANT_PROVIDER SEXTANT_DAILY_BUDGET_USD SEXTANT_THREADS SEXTANT_TAG SEXTANT_CHROMA_URL
+# Except the provider: the compose files pass GEMINI_API_KEY="" when it is unset, and the agent's "auto" takes
+# an empty key for a key, picks Gemini, fails to load it and answers with excerpts (learning/deploy.md).
+# "local" names the baked-in model that "auto" means to reach. E2E_PROVIDER=auto shows the problem.
+export SEXTANT_PROVIDER=${E2E_PROVIDER:-local}
 
 work=$(mktemp -d /tmp/sextant-e2e.XXXXXX)
 # Build logs outlive the run (learning/deploy.md quotes them); everything else in $work goes.
@@ -363,6 +367,7 @@ ACME_EMAIL=ops@$DOMAIN
 SEXTANT_BASIC_AUTH_USER=sextant
 SEXTANT_BASIC_AUTH_HASH=$hash
 SEXTANT_PROXY_SECRET=$secret
+SEXTANT_PROVIDER=$SEXTANT_PROVIDER
 SEXTANT_DAILY_BUDGET_USD=1.0
 SEXTANT_THREADS=2
 SEXTANT_TAG=e2e
