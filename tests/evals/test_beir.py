@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 
 from sextant.evals import beir
-from sextant.evals.beir_cli import main as beir_main
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.settings import KbSettings
@@ -37,21 +36,6 @@ def test_a_beir_folder_runs_through_the_product(tmp_path: Path, embedder: Embedd
         assert beir.rank_documents(kb, "bee swarms", "lexical")[0] == "d2"
     # Both queries find their only relevant document first: perfect scores.
     assert scores["queries"] == 2 and scores["ndcg@10"] == 1.0 and scores["recall@100"] == 1.0
-
-
-def test_the_command_grades_each_mode_and_says_why_rerank_is_unavailable(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.delenv("SEXTANT_RERANKER", raising=False)
-    _write_beir(tmp_path / "mini")
-    out = tmp_path / "out.json"
-    beir_main(["--data", str(tmp_path / "mini"), "--store", str(tmp_path / "store"), "--mode", "rrf", "rerank",
-               "--json", str(out)])  # fmt: skip
-    rrf, rerank = json.loads(out.read_text())
-    assert rrf["mode"] == "rrf" and rrf["ndcg@10"] == 1.0 and rrf["split"] == "test"
-    assert rerank["mode"] == "rerank" and "SEXTANT_RERANKER unset" in rerank["unavailable"]
-    assert "ndcg@10" not in rerank
-    assert [json.loads(line)["mode"] for line in capsys.readouterr().out.splitlines()] == ["rrf", "rerank"]
 
 
 def test_bad_inputs_are_named(tmp_path: Path) -> None:
