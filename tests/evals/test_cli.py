@@ -12,34 +12,6 @@ from sextant.evals import cli
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def eval_dir(tmp_path: Path) -> Path:
-    docs = tmp_path / "eval" / "corpus" / "documents"
-    docs.mkdir(parents=True)
-    (docs / "espresso.md").write_text(
-        "# Espresso care\n\n## Descaling\nDescale the machine every eight weeks with citric acid.\n", encoding="utf-8"
-    )
-    (docs / "bees.md").write_text("# Bees\n\n## Swarms\nSwarm control starts in May.\n", encoding="utf-8")
-    questions = [
-        {
-            "id": "q1",
-            "question": "How often should I descale?",
-            "answerable": True,
-            "relevant": [{"doc_id": "espresso", "section": "Descaling", "evidence": "every eight weeks"}],
-        },
-        {
-            "id": "q2",
-            "question": "When does swarm control start?",
-            "answerable": True,
-            "relevant": [{"doc_id": "bees", "section": "Swarms", "evidence": "starts in May"}],
-        },
-        {"id": "q3", "question": "Who won the 2018 FIFA World Cup?", "answerable": False, "relevant": []},
-    ]
-    golden = "\n".join(json.dumps(q) for q in questions) + "\n"
-    (tmp_path / "eval" / "golden.jsonl").write_text(golden, encoding="utf-8")
-    return tmp_path / "eval"
-
-
 def _run(args: list[str]) -> int:
     try:
         cli.main(args)
@@ -69,11 +41,3 @@ def test_report_baseline_and_gate(eval_dir: Path, tmp_path: Path, capsys: pytest
     baseline_path.write_text(json.dumps(baseline), encoding="utf-8")
     assert _run([*common, "--check"]) == 1
     assert "REGRESSION" in capsys.readouterr().err
-
-
-def test_via_mcp_grades_what_a_client_gets(eval_dir: Path, tmp_path: Path) -> None:
-    args = ["--eval-dir", str(eval_dir), "--set", "small", "--store", str(tmp_path / "s"), "--modes", "rrf"]
-    assert _run([*args, "--via-mcp", "--json", str(tmp_path / "r.json")]) == 0
-    rows = {r["mode"]: r for r in json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))[0]["modes"]}
-    assert rows["hybrid via MCP"]["metrics"]["hit@1"] == 1.0
-    assert rows["hybrid via MCP"]["abstain_correct"] == 1.0
