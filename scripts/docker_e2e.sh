@@ -102,6 +102,7 @@ cleanup() {
         "$DOCKER" image prune -f >/dev/null 2>&1 || true
     fi
     rm -rf "$work"
+    rm -f wheelhouse/torch-*.whl # the wheel lent to a build that did not finish
     say "total $(($(date +%s) - started)) s, exit $rc"
 }
 trap cleanup EXIT
