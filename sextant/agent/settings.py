@@ -139,6 +139,12 @@ class AgentSettings(BaseSettings):
             raise ValueError("must start with http:// or https://")
         return value or None
 
+    @field_validator("gemini_api_key", mode="before")
+    @classmethod
+    def _blank_key_is_no_key(cls, value: object) -> object:
+        # Compose passes an unset GEMINI_API_KEY as "": with "auto" that must pick the local model, not Gemini.
+        return None if isinstance(value, str) and not value.strip() else value
+
     @field_validator("proxy_secret", mode="before")
     @classmethod
     def _secret_is_long_or_unset(cls, value: object) -> object:
