@@ -17,7 +17,7 @@ from sextant.agent.app import create_app
 from sextant.agent.budget import DailyBudget
 from sextant.agent.settings import AgentSettings
 from tests.agent.conftest import TEST_MODEL
-from tests.kb.test_server_stdio import _server_command
+from tests.kb.kb_process import server_command
 
 pytestmark = pytest.mark.slow
 
@@ -75,7 +75,7 @@ def test_a_requests_trace_context_reaches_the_knowledge_base_process(
     # The real sextant-kb, its stderr kept in a file to read its own log lines back.
     server_log = tmp_path / "kb.log"
     wrapper = tmp_path / "sextant-kb-logged"
-    wrapper.write_text(f'#!/bin/sh\nexec {_server_command()[0]} "$@" 2>>{server_log}\n', encoding="utf-8")
+    wrapper.write_text(f'#!/bin/sh\nexec {server_command()} "$@" 2>>{server_log}\n', encoding="utf-8")
     wrapper.chmod(0o755)
     trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
     settings = AgentSettings(_env_file=None, provider="none", overviews="off", kb_command=str(wrapper))  # type: ignore[call-arg]

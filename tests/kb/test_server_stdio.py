@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +9,7 @@ from mcp import Client, StdioServerParameters
 from mcp_types import ResourceTemplateReference
 
 from sextant.kb.server import DOCUMENT_URI
+from tests.kb.kb_process import server_command, server_environment
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -21,22 +19,9 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _server_command() -> tuple[str, list[str]]:
-    script = shutil.which("sextant-kb", path=str(Path(sys.executable).parent))
-    assert script, "sextant-kb is not installed in this environment: pip install -e '.[dev]'"
-    return script, []
-
-
 async def test_stdio_process_initializes_lists_ingests_and_searches(tmp_path: Path) -> None:
-    command, args = _server_command()
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(tmp_path),
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "SEXTANT_CHROMA_DIR": str(tmp_path / "store"),
-        "SEXTANT_LOG_LEVEL": "WARNING",
-    }
+    command, args = server_command(), []
+    env = server_environment(tmp_path)
     # No working directory of its own: the server must not depend on being started in the repo.
     params = StdioServerParameters(command=command, args=args, env=env, cwd=str(tmp_path))
     async with Client(params, read_timeout_seconds=120) as client:
@@ -68,14 +53,8 @@ def test_stdout_carries_nothing_but_json_rpc(tmp_path: Path) -> None:
     import json
     import subprocess
 
-    command, args = _server_command()
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(tmp_path),
-        "HF_HUB_OFFLINE": "1",
-        "SEXTANT_CHROMA_DIR": str(tmp_path / "store"),
-        "SEXTANT_LOG_LEVEL": "DEBUG",
-    }
+    command, args = server_command(), []
+    env = server_environment(tmp_path, log_level="DEBUG")
     initialize = {
         "jsonrpc": "2.0",
         "id": 1,

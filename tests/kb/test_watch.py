@@ -9,8 +9,6 @@ from __future__ import annotations
 import hashlib
 import os
 import queue
-import shutil
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,6 +30,7 @@ from sextant.kb.server import create_server
 from sextant.kb.store import DocumentRecord
 from sextant.kb.sync import Done, SyncError
 from sextant.kb.watch import Pass, Watcher, watching
+from tests.kb.kb_process import server_command, server_environment
 from tests.kb.loaders.pdf_factory import new_page, paragraph, to_bytes
 from tests.kb.test_sync import SyncMachine
 
@@ -313,16 +312,8 @@ async def test_a_listening_client_hears_of_a_saved_file_and_finds_it(kb: Knowled
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_the_real_process_watches_and_a_listening_stdio_client_hears_of_it(tmp_path: Path, docs: Path) -> None:
-    script = shutil.which("sextant-kb", path=str(Path(sys.executable).parent))
-    assert script, "sextant-kb is not installed in this environment: pip install -e '.[dev]'"
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(tmp_path),
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "SEXTANT_CHROMA_DIR": str(tmp_path / "store"),
-        "SEXTANT_LOG_LEVEL": "WARNING",
-    }
+    script = server_command()
+    env = server_environment(tmp_path)
     (docs / "bees.md").write_text("Bees make honey from nectar.\n", encoding="utf-8")  # there before the start
     params = StdioServerParameters(command=script, args=["--watch", str(docs)], env=env, cwd=str(tmp_path))
     async with (

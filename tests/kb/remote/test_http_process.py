@@ -7,7 +7,6 @@ dense search fails ("Error creating hnsw segment reader") until it reopens the s
 
 from __future__ import annotations
 
-import os
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -30,8 +29,8 @@ from mcp_types import (
 
 from sextant.kb.remote.tokens import KB_READ, KB_WRITE, TokenStore
 from sextant.kb.server import DOCUMENT_URI
+from tests.kb.kb_process import server_command, server_environment
 from tests.kb.test_chroma_server import chroma_url  # noqa: F401  (the fixture: a real `chroma run` process)
-from tests.kb.test_server_stdio import _server_command
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 READY = "sextant-kb: MCP over HTTP at "
@@ -50,17 +49,6 @@ class Served:
     reader: str
     stderr: list[str]
     home: Path
-
-
-def _environment(home: Path) -> dict[str, str]:
-    return {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(home),
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "SEXTANT_CHROMA_DIR": str(home / "store"),
-        "SEXTANT_LOG_LEVEL": "WARNING",
-    }
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +83,7 @@ def replicas(tmp_path_factory: pytest.TempPathFactory, chroma_url: str) -> Itera
 @contextmanager
 def _serving(home: Path, env: dict[str, str] | None = None) -> Iterator[tuple[str, list[str]]]:
     """``sextant-kb --http`` on ``home``'s store: its URL once it listens, and its stderr lines so far."""
-    command, args = _server_command()
+    command, args = server_command(), []
     lines: list[str] = []
     with subprocess.Popen(
         [command, *args, "--http", "--port", "0"],
@@ -103,7 +91,7 @@ def _serving(home: Path, env: dict[str, str] | None = None) -> Iterator[tuple[st
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env=_environment(home) | (env or {}),
+        env=server_environment(home) | (env or {}),
         cwd=home,
     ) as proc:
         assert proc.stderr is not None
@@ -228,12 +216,12 @@ async def test_a_read_token_searches_and_lists_but_every_writing_tool_is_refused
 
 
 def test_http_without_a_token_refuses_to_start(tmp_path: Path) -> None:
-    command, args = _server_command()
+    command, args = server_command(), []
     done = subprocess.run(
         [command, *args, "--http", "--port", "0"],
         capture_output=True,
         text=True,
-        env=_environment(tmp_path),
+        env=server_environment(tmp_path),
         cwd=tmp_path,
         timeout=120,
     )
