@@ -92,9 +92,6 @@ class ChatRequest:
     # Statements only: the passage labels the model may cite. Adapters that constrain output with a grammar
     # (the local models) allow no other source number; empty allows any.
     citable: tuple[int, ...] = ()
-    # Statements only: each source carries the passage's words (False: its label alone, and the loop finds
-    # the words, which halves what a small model writes before its first statement).
-    quoting: bool = True
     max_output_tokens: int = 1024
     web_search: bool = False
 

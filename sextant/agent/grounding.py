@@ -43,7 +43,7 @@ class Checked:
     """What the check made of one statement: ``statement`` is None when it was dropped."""
 
     statement: AnswerStatement | None
-    quotes: int  # quotes the model gave (words, not a bare passage label)
+    quotes: int  # quotes the model gave
     found: int  # of those, found in the passage they named
     abstains: bool = False  # the statement says the documents do not answer
 
@@ -76,7 +76,6 @@ def check_statement(
             continue
         evidence.append(Evidence.at(quote.label, passage.text, span.start, span.end))
     found = len(evidence)
-    given = sum(1 for quote in statement.quotes if quote.text)  # an empty quote only names its passage
     cited_first = _cited_first(statement, passages)
     if not evidence and added:
         evidence = _copied(statement, cited_first)
@@ -84,12 +83,12 @@ def check_statement(
         evidence = _fact_sentence(added, cited_first)
     if evidence:
         kept = AnswerStatement(text=statement.text, evidence=evidence, supported=True)
-        return Checked(kept, given, found)
-    if not given and says_not_answered(statement.text):
+        return Checked(kept, len(statement.quotes), found)
+    if not statement.quotes and says_not_answered(statement.text):
         return Checked(None, 0, 0, abstains=True)
     if unsupported == "mark":
-        return Checked(AnswerStatement(text=statement.text, supported=False), given, 0)
-    return Checked(None, given, 0)
+        return Checked(AnswerStatement(text=statement.text, supported=False), len(statement.quotes), 0)
+    return Checked(None, len(statement.quotes), 0)
 
 
 def _added(statement: Statement, question: str) -> set[str]:

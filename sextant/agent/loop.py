@@ -163,7 +163,7 @@ class AgentLoop:
         policy: Policy = (
             ToolUse(tools, web_search=self.web_search, max_output_tokens=self.max_output_tokens)
             if model.calls_tools_itself
-            else ForcedSearch(tools, quoting=self.quotes == "exact", max_output_tokens=self.max_output_tokens)
+            else ForcedSearch(tools, max_output_tokens=self.max_output_tokens)
         )
         prose: list[str] = []
         scanner = MarkerScanner()

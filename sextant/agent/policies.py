@@ -10,9 +10,7 @@ reads the numbered passages and answers in statements that quote them (``answer_
   question itself (a model-written query only when earlier turns may give the question its meaning:
   it measured no better than the question verbatim, ``learning/agent.md``), then asks for the answer
   over the passages' sentences that share words with the question, which is all a small model needs
-  to read and makes its prompt a fraction of the passages' length. Unless quotes must be the model's own
-  (``SEXTANT_QUOTES=exact``), its statements name their passages without quoting them and the quote check
-  finds the words: the first statement comes a third sooner, the answers alike (``learning/agent.md``).
+  to read and makes its prompt a fraction of the passages' length.
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from sextant.agent.chat import ChatRequest, Message, ToolCall, ToolSpec, UserText
-from sextant.agent.models.statements import SOURCES_INSTRUCTION, STATEMENTS_INSTRUCTION
+from sextant.agent.models.statements import STATEMENTS_INSTRUCTION
 from sextant.agent.passages import Passage
 from sextant.agent.sentences import candidates
 
@@ -105,13 +103,12 @@ class ToolUse:
                 max_output_tokens=self.max_output_tokens,
                 web_search=True,
             )
-        return answer_request(run, trimmed=False, quoting=True, max_output_tokens=self.max_output_tokens)
+        return answer_request(run, trimmed=False, max_output_tokens=self.max_output_tokens)
 
 
 class ForcedSearch:
-    def __init__(self, tools: Sequence[ToolSpec], *, quoting: bool, max_output_tokens: int) -> None:
+    def __init__(self, tools: Sequence[ToolSpec], *, max_output_tokens: int) -> None:
         self.tools = tuple(tools)
-        self.quoting = quoting
         self.max_output_tokens = max_output_tokens
 
     def next_step(self, run: RunView, messages: Sequence[Message]) -> Step:
@@ -123,12 +120,11 @@ class ForcedSearch:
             )
         if not run.found_any:
             return None  # nothing to read: the answer is that the documents do not answer
-        return answer_request(run, trimmed=True, quoting=self.quoting, max_output_tokens=self.max_output_tokens)
+        return answer_request(run, trimmed=True, max_output_tokens=self.max_output_tokens)
 
 
-def answer_request(run: RunView, *, trimmed: bool, quoting: bool, max_output_tokens: int) -> ChatRequest:
-    """The grounded turn: the passages and the question in one message, answered in statements that name
-    their passages, quoting them when ``quoting``.
+def answer_request(run: RunView, *, trimmed: bool, max_output_tokens: int) -> ChatRequest:
+    """The grounded turn: the passages and the question in one message, answered in quoting statements.
 
     A 0.5B model cited the right passage 7 times in 10 from one message against 4 in 10 from a tool
     transcript (bench/local_model.py). ``trimmed``: each passage shows only its sentences that best match
@@ -146,11 +142,10 @@ def answer_request(run: RunView, *, trimmed: bool, quoting: bool, max_output_tok
         blocks = [p.for_model() for p in shown]
     passages = "\n\n".join(blocks) or "No passage in the documents matches this question."
     return ChatRequest(
-        f"{ANSWER_PROMPT}\n\n{STATEMENTS_INSTRUCTION if quoting else SOURCES_INSTRUCTION}",
+        f"{ANSWER_PROMPT}\n\n{STATEMENTS_INSTRUCTION}",
         (*run.history, UserText(f"Passages:\n\n{passages}\n\nQuestion: {run.question}")),
         tool_choice="none",
         answer_format="statements",
         citable=tuple(p.label for p in shown),
-        quoting=quoting,
         max_output_tokens=max_output_tokens,
     )

@@ -142,23 +142,3 @@ def test_a_statement_copied_from_a_passage_is_its_own_quote() -> None:
     assert checked.statement is not None and checked.found == 0
     [evidence] = checked.statement.evidence
     assert evidence.label == 1 and evidence.quote == DESCALE.rstrip(".")
-
-
-def test_a_statement_that_only_names_its_passage_gets_the_sentence_there_that_says_it() -> None:
-    # Both passages hold a sentence with every word the statement adds; the one the statement names wins.
-    book = PassageBook(
-        [
-            Passage(label=1, title="Old manual", text="Staff get 25 days of leave."),
-            Passage(label=2, title="New handbook", text="Overtime is paid. Staff get 25 days of leave from 2026."),
-        ]
-    )
-    named = statement("They get 25 days.", (2, ""))
-    checked = check_statement(named, book, {1, 2}, "drop", question="How much leave?", quotes="facts")
-    assert checked.statement is not None and (checked.quotes, checked.found) == (0, 0)
-    [evidence] = checked.statement.evidence
-    assert evidence.label == 2 and evidence.quote == "Staff get 25 days of leave from 2026."
-
-
-def test_a_statement_that_only_names_a_passage_that_does_not_say_it_is_dropped() -> None:
-    named = statement("Staff get 30 days.", (1, ""))
-    assert check_statement(named, LEAVE, {1, 2}, "drop", question="How much leave?", quotes="facts").statement is None

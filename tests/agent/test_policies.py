@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sextant.agent.chat import ChatRequest, Message, ModelTurn, ToolCall, ToolSpec, UserText
-from sextant.agent.models.statements import SOURCES_INSTRUCTION, STATEMENTS_INSTRUCTION
+from sextant.agent.models.statements import STATEMENTS_INSTRUCTION
 from sextant.agent.passages import Passage
 from sextant.agent.policies import (
     ANSWER_PROMPT,
@@ -45,14 +45,14 @@ class FakeRun:
 
 
 def test_forced_search_first_searches_for_the_question_itself() -> None:
-    step = ForcedSearch(TOOLS, quoting=True, max_output_tokens=300).next_step(FakeRun(), [UserText(QUESTION)])
+    step = ForcedSearch(TOOLS, max_output_tokens=300).next_step(FakeRun(), [UserText(QUESTION)])
     assert step == Search(ToolCall("search-1", "kb_search", {"query": QUESTION}))
 
 
 def test_forced_search_with_history_asks_the_model_for_the_query() -> None:
     history = (UserText("Tell me about the espresso machine."), ModelTurn("It has a steel boiler [1]."))
     messages: list[Message] = [*history, UserText("How often is it descaled?")]
-    step = ForcedSearch(TOOLS, quoting=True, max_output_tokens=300).next_step(FakeRun(history=history), messages)
+    step = ForcedSearch(TOOLS, max_output_tokens=300).next_step(FakeRun(history=history), messages)
     assert isinstance(step, ChatRequest)
     assert (step.system, step.tool_choice, step.tools, step.max_output_tokens) == (
         SEARCH_PROMPT,
@@ -64,12 +64,12 @@ def test_forced_search_with_history_asks_the_model_for_the_query() -> None:
 
 
 def test_forced_search_with_nothing_found_has_nothing_to_ask() -> None:
-    assert ForcedSearch(TOOLS, quoting=True, max_output_tokens=300).next_step(FakeRun(searches=1), []) is None
+    assert ForcedSearch(TOOLS, max_output_tokens=300).next_step(FakeRun(searches=1), []) is None
 
 
 def test_forced_search_then_asks_once_for_statements_over_the_trimmed_passages() -> None:
     run = FakeRun(searches=1, found_any=True, passages=[DESCALE, SOURDOUGH])
-    step = ForcedSearch(TOOLS, quoting=True, max_output_tokens=300).next_step(run, [UserText(QUESTION)])
+    step = ForcedSearch(TOOLS, max_output_tokens=300).next_step(run, [UserText(QUESTION)])
     assert isinstance(step, ChatRequest)
     assert (step.tool_choice, step.answer_format, step.citable, step.max_output_tokens) == (
         "none",
@@ -86,17 +86,10 @@ def test_forced_search_then_asks_once_for_statements_over_the_trimmed_passages()
     assert "steel" not in message.text and "red" not in message.text and "[2]" not in message.text
 
 
-def test_forced_search_without_quoting_asks_for_the_passages_labels_alone() -> None:
-    run = FakeRun(searches=1, found_any=True, passages=[DESCALE, SOURDOUGH])
-    step = ForcedSearch(TOOLS, quoting=False, max_output_tokens=300).next_step(run, [UserText(QUESTION)])
-    assert isinstance(step, ChatRequest) and step.quoting is False
-    assert step.system == f"{ANSWER_PROMPT}\n\n{SOURCES_INSTRUCTION}"
-
-
 def test_the_statements_turn_keeps_the_conversation_before_it() -> None:
     history = (UserText("Hi"), ModelTurn("Hello."))
     run = FakeRun(history=history, searches=1, found_any=True, passages=[DESCALE])
-    step = ForcedSearch(TOOLS, quoting=True, max_output_tokens=300).next_step(run, [])
+    step = ForcedSearch(TOOLS, max_output_tokens=300).next_step(run, [])
     assert isinstance(step, ChatRequest) and step.messages[:2] == history and len(step.messages) == 3
 
 

@@ -228,7 +228,7 @@ class GeminiModel:
         )
         if request.answer_format == "statements":
             config.response_mime_type = "application/json"
-            config.response_json_schema = statements_schema(request.citable, quoting=request.quoting)
+            config.response_json_schema = statements_schema(request.citable)
         return config
 
     def _output_budget(self, answer_tokens: int) -> dict[str, Any]:

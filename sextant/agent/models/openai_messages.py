@@ -164,7 +164,7 @@ def chat_body(request: ChatRequest, dialect: ResponseFormatDialect) -> dict[str,
         ]
         body["tool_choice"] = {"type": "function", "function": {"name": tool.name}}
     elif request.answer_format == "statements":
-        schema = statements_schema(request.citable, quoting=request.quoting)
+        schema = statements_schema(request.citable)
         body["response_format"] = response_format(grammar_safe(schema, ANSWER_MAX_CHARS), dialect)
     return body
 

@@ -2,9 +2,7 @@
 
 The model answers ``{"statements": [{"text": ..., "evidence": [{"passage": 3, "quote": "words of passage
 3"}]}]}``, or ``{"statements": []}`` when the passages do not answer. The backend, not the model, checks each
-quote against its passage and writes the ``[n]`` markers (``sextant.agent.grounding``). Asked without quotes
-(``quoting=False``), each evidence item is ``{"passage": 3}`` alone and the backend finds the passage's words
-that say the statement; the item is read as a ``Quote`` with empty text.
+quote against its passage and writes the ``[n]`` markers (``sextant.agent.grounding``).
 
 ``StatementParser`` yields each statement as soon as its closing brace arrives, so the first claim reaches
 the browser before the last is written, and a reply cut off by the token limit still keeps every statement
@@ -18,8 +16,8 @@ Use::
             ...  # a complete Statement
     everything = parser.statements
 
-or ``parse_statements(text)`` on a whole reply. Ask for ``statements_schema(citable, quoting=...)`` to allow
-only the labels of the passages shown.
+or ``parse_statements(text)`` on a whole reply. Ask for ``statements_schema(citable)`` to allow only the
+labels of the passages shown.
 """
 
 from __future__ import annotations
@@ -37,16 +35,16 @@ MAX_TEXT_CHARS = 600
 MAX_QUOTE_CHARS = 400
 
 
-def statements_schema(citable: Sequence[int] = (), *, quoting: bool = True) -> dict[str, Any]:
-    """The answer's JSON schema; with ``citable``, evidence must name one of those labels; without ``quoting``,
-    evidence is the label alone."""
+def statements_schema(citable: Sequence[int] = ()) -> dict[str, Any]:
+    """The answer's JSON schema; with ``citable``, a quote must name one of those labels."""
     label: dict[str, Any] = (
         {"type": "integer", "enum": sorted(set(citable))} if citable else {"type": "integer", "minimum": 1}
     )
-    properties: dict[str, Any] = {"passage": label}
-    if quoting:
-        properties["quote"] = {"type": "string", "minLength": 1, "maxLength": MAX_QUOTE_CHARS}
-    evidence = {"type": "object", "properties": properties, "required": list(properties)}
+    evidence = {
+        "type": "object",
+        "properties": {"passage": label, "quote": {"type": "string", "minLength": 1, "maxLength": MAX_QUOTE_CHARS}},
+        "required": ["passage", "quote"],
+    }
     item = {
         "type": "object",
         "properties": {
@@ -67,11 +65,6 @@ STATEMENTS_INSTRUCTION = (
     '"quote": "<the exact words of that passage that say it>"}]}]}. Each statement answers the question from '
     "the passages; each quote is copied word for word from the passage it names, and a statement cites only "
     'the passages that say it. If the passages do not answer the question, answer {"statements": []}.'
-)
-SOURCES_INSTRUCTION = (
-    'Answer with JSON only: {"statements": [{"text": "<one short sentence>", "evidence": [{"passage": <number>}]}]}. '
-    "Each statement answers the question with the words of the passage it names, and cites only the passages "
-    'that say it. If the passages do not answer the question, answer {"statements": []}.'
 )
 _ARRAY_START = re.compile(r'"statements"\s*:\s*\[')
 
@@ -160,8 +153,7 @@ def _statement(raw: str) -> Statement | None:
     for entry in evidence if isinstance(evidence, list) else []:
         if not isinstance(entry, dict):
             continue
-        label, words = entry.get("passage"), entry.get("quote", "")
+        label, words = entry.get("passage"), entry.get("quote")
         if isinstance(label, int) and not isinstance(label, bool) and label > 0 and isinstance(words, str):
-            # An empty quote still names its passage: the check looks for the statement's words there first.
-            quotes.append(Quote(label, words.strip()))
+            quotes.extend([Quote(label, words.strip())] if words.strip() else [])
     return Statement(text.strip(), tuple(dict.fromkeys(quotes)))

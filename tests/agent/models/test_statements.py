@@ -72,16 +72,11 @@ def test_malformed_items_are_skipped_and_quotes_cleaned() -> None:
         {"text": "padded", "evidence": [{"passage": 5, "quote": "five"}]},  # the same sentence again
     ]
     assert parse_statements(json.dumps({"statements": items})) == (
-        Statement("padded", (Quote(2, "two"), Quote(4, ""), Quote(4, "four"))),
+        Statement("padded", (Quote(2, "two"), Quote(4, "four"))),
         Statement("no evidence key", ()),
         Statement("evidence not a list", ()),
     )
     assert parse_statements(json.dumps({"statements": items}))[0].sources == (2, 4)
-
-
-def test_evidence_without_quotes_names_its_passages() -> None:
-    reply = '{"statements": [{"text": "Descale every three months.", "evidence": [{"passage": 2}, {"passage": 1}]}]}'
-    assert parse_statements(reply) == (Statement("Descale every three months.", (Quote(2, ""), Quote(1, ""))),)
 
 
 def test_the_old_sources_shape_carries_no_quotes() -> None:
@@ -107,18 +102,6 @@ def test_the_schema_allows_only_the_citable_labels() -> None:
 
     assert label_schema(statements_schema((3, 1, 3))) == {"type": "integer", "enum": [1, 3]}
     assert label_schema(statements_schema()) == {"type": "integer", "minimum": 1}
-
-
-def test_without_quoting_the_evidence_is_the_label_alone() -> None:
-    def evidence_schema(schema: dict[str, object]) -> object:
-        return schema["properties"]["statements"]["items"]["properties"]["evidence"]["items"]  # type: ignore[index]
-
-    assert evidence_schema(statements_schema((1, 2), quoting=False)) == {
-        "type": "object",
-        "properties": {"passage": {"type": "integer", "enum": [1, 2]}},
-        "required": ["passage"],
-    }
-    assert evidence_schema(statements_schema((1, 2)))["required"] == ["passage", "quote"]  # type: ignore[index]
 
 
 texts = st.text(min_size=1, max_size=40).map(str.strip).filter(bool)
