@@ -144,8 +144,10 @@ def refusal(exc: LimitReached, *, status: int = 429, retry_after: int | None = N
 
 async def kb_answering(state: State) -> None:
     """Refuse work while the knowledge base is down: an answer or upload now would be built on nothing."""
-    if not state.kb.connected:
-        raise kb_down(KbUnavailable(state.kb.reason or "the knowledge base is not running"))
+    try:
+        state.kb.ensure_connected()
+    except KbUnavailable as exc:
+        raise kb_down(exc) from exc
 
 
 def kb_down(exc: KbUnavailable) -> HTTPException:

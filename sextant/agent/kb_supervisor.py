@@ -85,9 +85,14 @@ class KbSupervisor(TypedCalls):
     async def read(self, uri: str) -> str:
         return await self._live().read(uri)
 
-    def _live(self) -> KbClient:
-        if self._client is None or self.reason is not None:
+    def ensure_connected(self) -> None:
+        """Raise ``KbUnavailable``, with the reason, while the knowledge base is down."""
+        if not self.connected:
             raise KbUnavailable(self.reason or "the knowledge base is not running")
+
+    def _live(self) -> KbClient:
+        self.ensure_connected()
+        assert self._client is not None
         return self._client
 
     async def _supervise(self) -> None:
