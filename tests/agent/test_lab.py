@@ -1,0 +1,112 @@
+"""The Index Lab as the browser sees it: the benchmark file reshaped for the page, and a comparison in its shape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sextant.agent.lab import comparison, read_overview
+from sextant.contract.ann import AnnAnswer, AnnComparison, AnnHit
+
+CURVE = {"index": "ivfpq", "knob": "nprobe", "build_s": 2.5, "memory_bytes": 4096}
+RESULTS = {
+    "created": "2026-11-30T04:00:00",
+    "datasets": [
+        {
+            "dataset": "toy",
+            "n": 100,
+            "d": 8,
+            "curves": [
+                {**CURVE, "system": "sextant", "points": [{"knob": 4, "recall": 0.8, "qps": 500.0}]},
+                {**CURVE, "system": "faiss", "points": [{"knob": 4, "recall": 0.82, "qps": 900.0}]},
+                {
+                    **CURVE,
+                    "index": "flat",
+                    "knob": "-",
+                    "system": "sextant",
+                    "points": [{"knob": "-", "recall": 1.0, "qps": 50.0}],
+                },
+            ],
+        }
+    ],
+}
+
+
+def written(tmp_path: Path, content: Any) -> Path:
+    path = tmp_path / "lab.json"
+    path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
+    return path
+
+
+def test_the_curves_are_named_by_index_and_reference_library_with_their_points(tmp_path: Path) -> None:
+    overview = read_overview(written(tmp_path, RESULTS))
+    assert overview.available and overview.created == "2026-11-30T04:00:00" and overview.reason == ""
+    [dataset] = overview.datasets
+    assert (dataset.name, dataset.vectors, dataset.dimension) == ("toy", 100, 8)
+    assert [(i.index, i.system) for i in dataset.indexes] == [
+        ("ivfpq", "sextant"),
+        ("ivfpq · faiss", "faiss"),
+        ("flat", "sextant"),
+    ]
+    ours = dataset.indexes[0]
+    assert (ours.knob, ours.build_s, ours.memory_bytes) == ("nprobe", 2.5, 4096)
+    assert [p.model_dump() for p in ours.points] == [{"param": 4, "recall_at_10": 0.8, "qps": 500.0}]
+    assert dataset.indexes[2].points[0].param == "-"
+
+
+def test_without_results_the_page_is_told_which_command_writes_them(tmp_path: Path) -> None:
+    overview = read_overview(tmp_path / "missing.json")
+    assert not overview.available and overview.datasets == []
+    assert overview.reason == f"no benchmark results at {tmp_path / 'missing.json'}: run `sextant-lab bench`"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "{not json",
+        {"created": "x"},
+        {"datasets": [{"dataset": "toy", "n": 1, "d": 2}]},
+        {"datasets": [{"dataset": "toy", "n": 1, "d": 2, "curves": [{"index": "hnsw"}]}]},
+        {"datasets": "toy"},
+    ],
+    ids=["not-json", "no-datasets", "no-curves", "curve-missing-fields", "datasets-not-a-list"],
+)
+def test_a_file_that_cannot_be_read_is_unavailable_with_the_reason(tmp_path: Path, content: Any) -> None:
+    overview = read_overview(written(tmp_path, content))
+    assert not overview.available and overview.datasets == []
+    assert overview.reason.startswith(f"the benchmark results at {tmp_path / 'lab.json'} cannot be read: ")
+
+
+def test_a_comparison_keeps_every_index_and_hit_in_order_in_the_page_s_names() -> None:
+    answers = [
+        AnnAnswer(
+            index="flat",
+            hits=[AnnHit(rank=1, chunk_id="c1", document_id="espresso", cosine=0.9)],
+            latency_ms=1.5,
+            build_seconds=0.0,
+            overlap_with_exact=1.0,
+        ),
+        AnnAnswer(
+            index="hnsw",
+            hits=[
+                AnnHit(rank=1, chunk_id="c2", document_id="bees", cosine=0.7),
+                AnnHit(rank=2, chunk_id="c1", document_id="espresso", cosine=0.9),
+            ],
+            latency_ms=0.2,
+            build_seconds=3.0,
+            overlap_with_exact=0.5,
+        ),
+    ]
+    page = comparison(AnnComparison(query="double shot", k=2, vectors=40, answers=answers))
+    assert (page.query, page.k, page.vectors) == ("double shot", 2, 40)
+    assert [(a.index, a.latency_ms, a.build_s, a.overlap_with_exact) for a in page.indexes] == [
+        ("flat", 1.5, 0.0, 1.0),
+        ("hnsw", 0.2, 3.0, 0.5),
+    ]
+    assert [h.model_dump() for h in page.indexes[1].hits] == [
+        {"rank": 1, "chunk_id": "c2", "document_id": "bees", "score": 0.7},
+        {"rank": 2, "chunk_id": "c1", "document_id": "espresso", "score": 0.9},
+    ]
