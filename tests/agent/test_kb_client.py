@@ -1,0 +1,167 @@
+"""The knowledge base as the agent sees it: tools discovered over MCP, typed calls, each scoped to its workspace."""
+
+from __future__ import annotations
+
+import base64
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sextant.agent.kb_client import (
+    OFFERED_TO_MODEL,
+    KbClient,
+    KbContractBroken,
+    KbUnavailable,
+    ToolOutcome,
+    ToolRefused,
+    TypedCalls,
+    current_workspace,
+    stdio_server,
+)
+from sextant.contract.tools import KB_INGEST, KB_LIST, KB_PAGE_IMAGE, KB_UPLOAD, IngestDocument
+from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.kb.server import create_server
+
+PAGE = {
+    "document_id": "manual",
+    "page": 2,
+    "width_pt": 595.0,
+    "height_pt": 842.0,
+    "width_px": 1190,
+    "height_px": 1684,
+    "highlights": 0,
+    "matched": "no_quote",
+}
+PNG = b"\x89PNG\r\n\x1a\n-not-a-real-image"
+
+
+class Answering(TypedCalls):
+    def __init__(self, outcome: ToolOutcome) -> None:
+        self.outcome = outcome
+
+    async def call(self, name: str, arguments: dict[str, Any], request_id: str | None = None) -> ToolOutcome:
+        return self.outcome
+
+
+class Recording(Answering):
+    """Typed calls answered with one outcome, each call's tool, arguments and request id kept."""
+
+    def __init__(self, outcome: ToolOutcome) -> None:
+        super().__init__(outcome)
+        self.calls: list[tuple[str, dict[str, Any], str | None]] = []
+
+    async def call(self, name: str, arguments: dict[str, Any], request_id: str | None = None) -> ToolOutcome:
+        self.calls.append((name, arguments, request_id))
+        return self.outcome
+
+
+async def test_a_result_outside_the_contract_is_an_error_naming_the_tool_never_a_silent_none() -> None:
+    renamed = {"documents": [{"id": "manual", "name": "Espresso manual"}]}
+    with pytest.raises(KbContractBroken, match=r"kb_list's result does not match sextant\.contract"):
+        await Answering(ToolOutcome(ok=True, structured=renamed, text="")).list_documents()
+    with pytest.raises(KbContractBroken, match="kb_list answered without a structured result"):
+        await Answering(ToolOutcome(ok=True, structured=None, text="")).list_documents()
+
+
+async def test_a_tool_s_refusal_is_raised_with_its_words() -> None:
+    with pytest.raises(ToolRefused, match="no document with id 'gone'") as refused:
+        await Answering(ToolOutcome(ok=False, structured=None, text="no document with id 'gone'")).list_documents()
+    assert refused.value.tool == KB_LIST
+
+
+async def test_a_refusal_without_words_still_names_its_tool() -> None:
+    with pytest.raises(ToolRefused, match=r"^kb_list failed$"):
+        await Answering(ToolOutcome(ok=False, structured=None, text="")).list_documents()
+
+
+async def test_ingest_sends_only_the_fields_given_and_upload_sends_the_bytes_as_base64() -> None:
+    kb = Recording(ToolOutcome(ok=True, structured={"results": []}, text=""))
+    await kb.ingest([IngestDocument(id="a", title="A", content="text")], "req-1")
+    await kb.upload("notes.md", b"# Notes\x00\xff", "req-2")
+    (ingest, ingest_args, ingest_id), (upload, upload_args, upload_id) = kb.calls
+    assert (ingest, ingest_id, upload, upload_id) == (KB_INGEST, "req-1", KB_UPLOAD, "req-2")
+    assert ingest_args == {"documents": [{"id": "a", "title": "A", "content": "text", "source": ""}]}
+    assert upload_args["filename"] == "notes.md"
+    assert base64.b64decode(upload_args["content_base64"]) == b"# Notes\x00\xff"
+
+
+@pytest.mark.parametrize(("quote", "sent"), [(None, None), ("   ", None), ("18 grams", "18 grams")])
+async def test_a_page_image_is_asked_with_a_quote_only_when_there_are_words_to_highlight(
+    quote: str | None, sent: str | None
+) -> None:
+    kb = Recording(ToolOutcome(ok=True, structured=PAGE, text="", images=[("image/png", PNG)]))
+    drawn, png = await kb.page_image("manual", 2, quote)
+    [(name, arguments, _)] = kb.calls
+    assert name == KB_PAGE_IMAGE and arguments.get("quote") == sent
+    assert (drawn.page, drawn.matched, png) == (2, "no_quote", PNG)
+
+
+async def test_a_page_image_answer_without_a_png_reads_as_none() -> None:
+    kb = Answering(ToolOutcome(ok=True, structured=PAGE, text="", images=[("image/jpeg", b"\xff\xd8")]))
+    assert (await kb.page_image("manual", 2, None))[1] is None
+
+
+@pytest.mark.slow
+async def test_only_the_read_tools_named_for_the_model_are_offered_to_it(kb: KnowledgeBase) -> None:
+    async with KbClient(create_server(kb)) as client:
+        assert {spec.name for spec in client.offered()} == set(OFFERED_TO_MODEL)
+        assert client.tools[KB_LIST].read_only and not client.tools[KB_INGEST].read_only
+        assert not client.tools[KB_PAGE_IMAGE].offered  # read-only, but for a person's eyes
+        assert client.tools[KB_INGEST].spec.input_schema["required"] == ["documents"]
+
+
+@pytest.mark.slow
+async def test_a_tool_the_server_does_not_have_is_unavailable_not_refused(kb: KnowledgeBase) -> None:
+    async with KbClient(create_server(kb)) as client:
+        with pytest.raises(KbUnavailable, match="the knowledge base has no tool 'kb_translate'"):
+            await client.call("kb_translate", {})
+
+
+@pytest.mark.slow
+async def test_every_call_is_scoped_to_the_workspace_of_the_request_being_served(kb: KnowledgeBase) -> None:
+    mine, theirs = "a1" * 8, "b2" * 8
+    async with KbClient(create_server(kb)) as client:
+        token = current_workspace.set(mine)
+        try:
+            await client.ingest([IngestDocument(id="mine", title="Mine", content="Grind finer for espresso.")])
+            assert [d.id for d in (await client.list_documents()).documents] == ["mine"]
+            current_workspace.set(theirs)
+            assert (await client.list_documents()).documents == []
+        finally:
+            current_workspace.reset(token)
+        assert (await client.list_documents()).documents == []  # the shared store never saw it
+
+
+@pytest.mark.slow
+async def test_a_resource_is_read_afresh_after_its_document_is_replaced(kb: KnowledgeBase) -> None:
+    async with KbClient(create_server(kb)) as client:
+        await client.ingest([IngestDocument(id="note", title="Note", content="The first version.")])
+        assert "The first version." in await client.read("kb://documents/note")
+        await client.ingest([IngestDocument(id="note", title="Note", content="The second version.")])
+        again = await client.read("kb://documents/note")
+    assert "The second version." in again and "first" not in again
+
+
+def test_a_configured_command_is_split_into_the_program_and_its_arguments() -> None:
+    server = stdio_server("uv run sextant-kb --store /tmp/kb", ["--workspace-ttl", "60"])
+    assert server.command == "uv"
+    assert server.args == ["run", "sextant-kb", "--store", "/tmp/kb", "--workspace-ttl", "60"]
+
+
+def test_the_default_is_the_sextant_kb_beside_this_python_kept_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    server = stdio_server(None, ["--workspace-ttl", "60"])
+    assert Path(server.command) == Path(sys.executable).parent / "sextant-kb"
+    assert server.args == ["--workspace-ttl", "60"]
+    assert server.env is not None and server.env["HF_HUB_OFFLINE"] == "1"
+
+
+def test_without_an_installed_sextant_kb_the_error_says_what_to_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(KbUnavailable, match="set SEXTANT_KB_COMMAND"):
+        stdio_server()
