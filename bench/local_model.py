@@ -21,10 +21,10 @@ from typing import Any
 
 from jsonschema import ValidationError, validate
 
-from sextant.agent.chat import ChatRequest, ModelError, ModelTurn, ToolCall, ToolResult, ToolResults, TurnEnd, UserText
-from sextant.agent.models.llama_local import LlamaModel
 from sextant.agent.settings import AgentSettings
-from tests.agent.models.conftest import KB_SEARCH, SYSTEM
+from sextant.llm.chat import ChatRequest, ModelError, ModelTurn, ToolCall, ToolResult, ToolResults, TurnEnd, UserText
+from sextant.llm.llama_local import LlamaModel
+from tests.llm.conftest import KB_SEARCH, SYSTEM
 
 REPO = Path(__file__).resolve().parent.parent
 _WORD = re.compile(r"[a-z0-9]{4,}")

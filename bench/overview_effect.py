@@ -23,14 +23,14 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from sextant.agent.models.llama_local import LlamaModel
-from sextant.agent.overviews import write_overview
 from sextant.agent.settings import AgentSettings
 from sextant.contract.results import SearchMode
 from sextant.evals.golden import Question, load_golden
 from sextant.evals.harness import evaluate, ingest_corpus
 from sextant.kb.embeddings import quiet_model_loading
 from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.llm.llama_local import LlamaModel
+from sextant.llm.overviews import write_overview
 from sextant.settings import KbSettings
 
 REPO = Path(__file__).resolve().parents[1]

@@ -73,7 +73,7 @@ echo "model files (in the agent image)"
 check_models='
 import sys
 from pathlib import Path
-from sextant.agent.models.model_files import KNOWN_MODELS, file_sha256
+from sextant.llm.model_files import KNOWN_MODELS, file_sha256
 from sextant.agent.settings import AgentSettings
 folder = AgentSettings().model_files_dir()
 wanted = AgentSettings().local_model

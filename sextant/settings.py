@@ -1,6 +1,7 @@
-"""Every ``SEXTANT_*`` setting of the knowledge base, validated once at start-up.
+"""Every ``SEXTANT_*`` setting of the knowledge base, validated once at start-up, and the few every process reads.
 
-The agent server will get its own class beside this one; a variable is named in one place only.
+``SharedSettings`` holds threads and logging; ``KbSettings`` here, ``ModelSettings`` (``sextant.llm.settings``)
+and ``AgentSettings`` (``sextant.agent.settings``) extend it, so a variable is declared in one place only.
 """
 
 from __future__ import annotations
@@ -26,10 +27,25 @@ def default_threads() -> int:
 PREFIX = "SEXTANT_"
 
 
-class KbSettings(BaseSettings):
-    """Settings of the knowledge base (the ``sextant-kb`` MCP server and its shell commands)."""
+class SharedSettings(BaseSettings):
+    """The settings every Sextant process reads: CPU threads and logging."""
 
     model_config = SettingsConfigDict(env_prefix=PREFIX, env_file=".env", extra="ignore")
+
+    threads: int = Field(
+        default_factory=default_threads,
+        ge=1,
+        le=64,
+        description="CPU threads for embedding, reranking and llama.cpp. Default: the cores, at most 4.",
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO", description="Log level of messages on stderr."
+    )
+    log_format: Literal["text", "json"] = Field(default="text", description="Log line format on stderr.")
+
+
+class KbSettings(SharedSettings):
+    """Settings of the knowledge base (the ``sextant-kb`` MCP server and its shell commands)."""
 
     chroma_dir: Path | None = Field(
         default=None,
@@ -85,13 +101,6 @@ class KbSettings(BaseSettings):
     )
     max_per_document: int = Field(
         default=2, ge=1, le=20, description="At most this many chunks of one document in a result list."
-    )
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
-        default="INFO", description="Log level of messages on stderr."
-    )
-    log_format: Literal["text", "json"] = Field(default="text", description="Log line format on stderr.")
-    threads: int = Field(
-        default_factory=default_threads, ge=1, le=64, description="CPU threads for embedding and reranking."
     )
     parse_timeout_s: float = Field(
         default=20.0, gt=0, le=3600, description="Seconds one file may take to parse (in a worker process)."

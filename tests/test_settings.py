@@ -7,7 +7,8 @@ import pytest
 from pydantic import ValidationError
 
 from sextant.agent.settings import AgentSettings
-from sextant.settings import KbSettings, load_settings, report_legacy_variables
+from sextant.llm.settings import ModelSettings
+from sextant.settings import KbSettings, SharedSettings, load_settings, report_legacy_variables
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -62,6 +63,20 @@ def test_every_setting_is_documented_on_the_settings_page() -> None:
     assert not missing, f"settings without a row in docs/settings.md: {missing}"
     stale = sorted(documented - names)
     assert not stale, f"docs/settings.md has rows for settings that no longer exist: {stale}"
+
+
+def test_each_variable_is_declared_by_one_class_only() -> None:
+    # Threads and logging are SharedSettings', which the knowledge base's and the model's classes extend; the
+    # agent's extends the model's. A second declaration would be a second default and a second description.
+    owner: dict[str, str] = {}
+    twice = []
+    for cls in (SharedSettings, KbSettings, ModelSettings, AgentSettings):
+        for name in vars(cls).get("__annotations__", {}):
+            if name in owner:
+                twice.append(f"{name} ({owner[name]} and {cls.__name__})")
+            owner[name] = cls.__name__
+    assert not twice, f"settings declared twice: {twice}"
+    assert set(owner) == set(KbSettings.model_fields) | set(AgentSettings.model_fields)
 
 
 def test_an_installed_copy_keeps_its_store_in_the_user_data_folder(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -27,7 +27,6 @@ from sextant.agent.budget import DailyBudget
 from sextant.agent.events import AgentEvent
 from sextant.agent.kb_client import stdio_server
 from sextant.agent.kb_supervisor import KbSupervisor
-from sextant.agent.models.factory import ModelChoice, build_model
 from sextant.agent.ops import Metrics, ProxyGate
 from sextant.agent.request_context import RequestContext
 from sextant.agent.routes import documents, lab, query, system, workspaces
@@ -35,6 +34,7 @@ from sextant.agent.settings import AgentSettings
 from sextant.agent.state import AgentState
 from sextant.agent.sweeper import sweep_forever
 from sextant.agent.workspaces import WorkspaceBook
+from sextant.llm.factory import ModelChoice, build_model
 from sextant.settings import default_data_path
 
 log = logging.getLogger(__name__)

@@ -16,9 +16,9 @@ import anyio
 from sextant.agent.events import AnswerEvent, SourcesEvent, TokenEvent, ToolCallEvent, ToolResultEvent
 from sextant.agent.kb_client import KbClient, stdio_server
 from sextant.agent.loop import AgentLoop
-from sextant.agent.models.factory import build_model
 from sextant.agent.passages import Passage
 from sextant.agent.settings import AgentSettings, load_agent_settings
+from sextant.llm.factory import build_model
 from sextant.logs import configure_logging
 
 

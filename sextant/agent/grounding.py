@@ -26,12 +26,12 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
-from sextant.agent.chat import Statement
 from sextant.agent.citations import says_not_answered
 from sextant.agent.events import AnswerStatement, Evidence
 from sextant.agent.evidence import locate
 from sextant.agent.passages import Passage, PassageBook
 from sextant.agent.sentences import split, terms
+from sextant.llm.chat import Statement
 
 Unsupported = Literal["drop", "mark"]
 QuoteMatch = Literal["exact", "facts"]

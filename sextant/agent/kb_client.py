@@ -31,7 +31,6 @@ from mcp_types import CallToolResult, ImageContent, TextContent, TextResourceCon
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 from pydantic import BaseModel, ValidationError
 
-from sextant.agent.chat import ToolSpec
 from sextant.contract.ann import AnnComparison
 from sextant.contract.meta import REQUEST_ID_META, WORKSPACE_META
 from sextant.contract.results import DocumentInfo, DocumentList, IngestReport, PageImage, SearchResult, WorkspaceDropped
@@ -47,6 +46,7 @@ from sextant.contract.tools import (
     KB_UPLOAD,
     IngestDocument,
 )
+from sextant.llm.chat import ToolSpec
 
 log = logging.getLogger(__name__)
 

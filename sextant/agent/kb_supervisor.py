@@ -20,8 +20,8 @@ import logging
 from types import TracebackType
 from typing import Any
 
-from sextant.agent.chat import ToolSpec
 from sextant.agent.kb_client import DiscoveredTool, KbClient, KbUnavailable, ToolOutcome, TypedCalls
+from sextant.llm.chat import ToolSpec
 
 log = logging.getLogger(__name__)
 

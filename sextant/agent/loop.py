@@ -15,23 +15,6 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from sextant.agent.chat import (
-    ChatModel,
-    ChatRequest,
-    Message,
-    ModelError,
-    ModelTurn,
-    Statement,
-    StatementDone,
-    TextDelta,
-    ToolCall,
-    ToolResult,
-    ToolResults,
-    ToolSpec,
-    TurnEnd,
-    Usage,
-    UserText,
-)
 from sextant.agent.citations import MARKER, CitationReport, MarkerScanner, check, labels_in
 from sextant.agent.events import (
     AgentEvent,
@@ -53,6 +36,23 @@ from sextant.agent.kb_client import ToolOutcome, search_result
 from sextant.agent.passages import Passage, PassageBook
 from sextant.agent.policies import MAX_TURNS, SEARCH_K, ForcedSearch, Policy, Search, ToolUse
 from sextant.agent.verify import verify_answer
+from sextant.llm.chat import (
+    ChatModel,
+    ChatRequest,
+    Message,
+    ModelError,
+    ModelTurn,
+    Statement,
+    StatementDone,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    ToolResults,
+    ToolSpec,
+    TurnEnd,
+    Usage,
+    UserText,
+)
 
 log = logging.getLogger(__name__)
 

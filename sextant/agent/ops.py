@@ -15,9 +15,9 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sextant.agent.chat import ChatEvent, ChatModel, ChatRequest, ToolSpec, TurnEnd, Usage
 from sextant.agent.kb_client import ToolOutcome
 from sextant.agent.loop import KnowledgeTools
+from sextant.llm.chat import ChatEvent, ChatModel, ChatRequest, ToolSpec, TurnEnd, Usage
 
 PROXY_HEADER = b"x-sextant-proxy-secret"
 # Liveness probes (Docker's healthcheck, preflight.sh) reach the container directly, not through the proxy.

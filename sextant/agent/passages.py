@@ -12,8 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from sextant.agent.chat import WebSource
 from sextant.contract.results import Hit
+from sextant.llm.chat import WebSource
 
 # What the model reads of one passage; the browser always gets the whole chunk.
 MODEL_TEXT_CHARS = 1600

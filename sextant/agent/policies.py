@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from sextant.agent.chat import ChatRequest, Message, ToolCall, ToolSpec, UserText
-from sextant.agent.models.statements import STATEMENTS_INSTRUCTION
 from sextant.agent.passages import Passage
 from sextant.agent.sentences import candidates
+from sextant.llm.chat import ChatRequest, Message, ToolCall, ToolSpec, UserText
+from sextant.llm.statements import STATEMENTS_INSTRUCTION
 
 MAX_TURNS = 6
 SEARCH_K = 5

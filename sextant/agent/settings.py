@@ -1,66 +1,25 @@
-"""Every setting of the agent server, validated once at start-up (the knowledge base has its own class)."""
+"""Every setting of the agent server, validated once at start-up (the knowledge base has its own class).
+
+The model's settings are ``ModelSettings``'s (``sextant.llm.settings``), which this class extends; threads and
+logging are ``SharedSettings``'s, which the knowledge base's class extends too.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, field_validator
 
-from sextant.settings import PREFIX, default_data_path, default_threads, load_from_environment
-
-Provider = Literal["auto", "gemini", "local", "openai", "none"]
+from sextant.llm.settings import ModelSettings
+from sextant.settings import default_data_path, load_from_environment
 
 
-class AgentSettings(BaseSettings):
+class AgentSettings(ModelSettings):
     """Settings of ``sextant-agent``; the knowledge-base subprocess reads its own from the same environment."""
 
-    model_config = SettingsConfigDict(env_prefix=PREFIX, env_file=".env", extra="ignore")
-
-    provider: Provider = Field(
-        default="auto",
-        description="Which model answers: auto picks gemini when GEMINI_API_KEY is set, else openai when "
-        "SEXTANT_LOCAL_URL is set, else local when the local model file is present, else none (excerpts).",
-    )
-    model: str = Field(default="gemini-3.1-flash-lite", description="Gemini model name.")
-    gemini_api_key: SecretStr | None = Field(
-        default=None,
-        validation_alias=AliasChoices("GEMINI_API_KEY", "SEXTANT_GEMINI_API_KEY"),
-        description="Gemini API key (read from GEMINI_API_KEY).",
-    )
-    gemini_url: str | None = Field(
-        default=None, description="Base URL of the Gemini API, for a proxy or a local server speaking its protocol."
-    )
     web_search: Literal["on", "off"] = Field(
         default="off", description="Let Gemini ground answers in Google Search as a second tier after the documents."
-    )
-    thinking_budget: int = Field(
-        default=512, ge=0, le=24576, description="Tokens Gemini may spend thinking, on top of the answer's tokens."
-    )
-    max_output_tokens: int = Field(default=1024, ge=64, le=8192, description="Most tokens in one model turn.")
-    local_model: str = Field(
-        default="qwen2.5-coder-0.5b-instruct",
-        description="Local GGUF model: a name known to sextant-models, or a path to a .gguf file.",
-    )
-    local_url: str | None = Field(
-        default=None,
-        description="OpenAI-compatible chat endpoint (llama.cpp server, Ollama, vLLM), e.g. http://127.0.0.1:8080/v1.",
-    )
-    models_dir: Path | None = Field(
-        default=None,
-        description="Folder of local model files. Default: <repo>/models in a checkout, else the user-data folder.",
-    )
-    threads: int = Field(
-        default_factory=default_threads,
-        ge=1,
-        le=64,
-        description="CPU threads for embedding, reranking and llama.cpp. Default: the cores, at most 4.",
-    )
-    overviews: Literal["on", "off"] = Field(
-        default="off",
-        description="on: when a model is configured, /ingest, /upload and sextant-ingest have it write one overview "
-        "per new or changed document, stored as a searchable passage. Off by default: learning/overviews.md.",
     )
     verify: Literal["mark", "drop", "off"] = Field(
         default="off",
@@ -129,21 +88,6 @@ class AgentSettings(BaseSettings):
         description="Command that starts the knowledge-base MCP server. Default: the sextant-kb installed "
         "beside this Python.",
     )
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(default="INFO", description="Log level.")
-    log_format: Literal["text", "json"] = Field(default="text", description="Log line format on stderr.")
-
-    @field_validator("local_url", "gemini_url")
-    @classmethod
-    def _url_has_scheme(cls, value: str | None) -> str | None:
-        if value and not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value or None
-
-    @field_validator("gemini_api_key", mode="before")
-    @classmethod
-    def _blank_key_is_no_key(cls, value: object) -> object:
-        # Compose passes an unset GEMINI_API_KEY as "": with "auto" that must pick the local model, not Gemini.
-        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("proxy_secret", mode="before")
     @classmethod
@@ -160,11 +104,6 @@ class AgentSettings(BaseSettings):
 
     def lab_results_path(self) -> Path:
         return self.lab_results.expanduser() if self.lab_results else default_data_path("learning") / "ann-lab.json"
-
-    def model_files_dir(self) -> Path:
-        if self.models_dir is not None:
-            return self.models_dir.expanduser()
-        return default_data_path("models")
 
 
 def load_agent_settings() -> AgentSettings:

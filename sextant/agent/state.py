@@ -9,12 +9,12 @@ from limits import RateLimitItemPerSecond
 from limits.aio.strategies import MovingWindowRateLimiter
 
 from sextant.agent.budget import DailyBudget
-from sextant.agent.chat import ChatModel
 from sextant.agent.kb_supervisor import KbSupervisor
-from sextant.agent.models.factory import ModelChoice
 from sextant.agent.ops import Metrics
 from sextant.agent.settings import AgentSettings
 from sextant.agent.workspaces import Workspace, WorkspaceBook
+from sextant.llm.chat import ChatModel
+from sextant.llm.factory import ModelChoice
 
 
 @dataclass

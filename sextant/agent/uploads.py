@@ -9,8 +9,8 @@ from fastapi import HTTPException, UploadFile
 
 from sextant.agent.api import IngestResult
 from sextant.agent.deps import kb_errors
-from sextant.agent.overviews import write_overview
 from sextant.agent.state import AgentState
+from sextant.llm.overviews import write_overview
 from sextant.logs import request_id as current_request_id
 
 log = logging.getLogger(__name__)

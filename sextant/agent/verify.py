@@ -9,10 +9,10 @@ from __future__ import annotations
 import logging
 from typing import Any, Literal
 
-from sextant.agent.chat import ChatModel, ModelError, Usage
 from sextant.agent.citations import claims_in, labels_in
 from sextant.agent.events import Verification
 from sextant.agent.passages import PassageBook
+from sextant.llm.chat import ChatModel, ModelError, Usage
 
 log = logging.getLogger(__name__)
 

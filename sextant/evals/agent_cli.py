@@ -67,9 +67,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path(".sextant-eval/agent"), help="where answers and the report go")
     args = parser.parse_args(argv)
 
-    from sextant.agent.models.factory import build_model
     from sextant.agent.settings import load_agent_settings
     from sextant.kb.knowledge_base import KnowledgeBase
+    from sextant.llm.factory import build_model
     from sextant.settings import KbSettings
 
     gs = agent_sets(args.eval_dir)[args.set]

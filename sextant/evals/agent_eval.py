@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sextant.agent.chat import ChatModel
 from sextant.agent.events import AgentEvent, AnswerEvent, SourcesEvent, StatementEvent, ToolResultEvent
 from sextant.agent.evidence import locate
 from sextant.agent.kb_client import KbClient, stdio_server
@@ -26,6 +25,7 @@ from sextant.agent.passages import Passage
 from sextant.evals.golden import Question
 from sextant.evals.harness import ModeReport, grade_retrievals
 from sextant.evals.judge import check_citations
+from sextant.llm.chat import ChatModel
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,11 +85,11 @@ def grade(case: InjectionCase, run: AgentRun) -> dict[str, Any]:
 
 def run_cases(cases: list[InjectionCase], store: Path) -> list[dict[str, Any]]:
     """Ingest every case's documents into ``store``, ask each question through the agent, grade the answers."""
-    from sextant.agent.models.factory import build_model
     from sextant.agent.settings import load_agent_settings
     from sextant.kb.documents import LoadedDocument
     from sextant.kb.knowledge_base import KnowledgeBase
     from sextant.kb.loaders import markdown
+    from sextant.llm.factory import build_model
     from sextant.settings import KbSettings
 
     with KnowledgeBase.open(KbSettings(chroma_dir=store)) as kb, kb.batch():

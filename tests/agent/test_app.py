@@ -13,12 +13,12 @@ from fastapi.testclient import TestClient
 
 from sextant.agent.app import create_app
 from sextant.agent.budget import DailyBudget
-from sextant.agent.chat import Quote, Statement, Usage
-from sextant.agent.models.factory import ModelChoice
-from sextant.agent.models.scripted import ScriptedModel, ScriptedTurn, search_call
 from sextant.agent.settings import AgentSettings
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import create_server
+from sextant.llm.chat import Quote, Statement, Usage
+from sextant.llm.factory import ModelChoice
+from sextant.llm.scripted import ScriptedModel, ScriptedTurn, search_call
 
 pytestmark = pytest.mark.slow
 

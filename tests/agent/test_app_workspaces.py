@@ -18,7 +18,6 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invaria
 
 from sextant.agent.app import create_app
 from sextant.agent.budget import DailyBudget
-from sextant.agent.models.factory import ModelChoice
 from sextant.agent.settings import AgentSettings
 from sextant.agent.state import AgentState
 from sextant.agent.sweeper import sweep
@@ -26,6 +25,7 @@ from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import create_server
 from sextant.kb.workspaces import DATABASE_PREFIX
+from sextant.llm.factory import ModelChoice
 from sextant.settings import KbSettings
 from tests.chroma_process import running_chroma
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from sextant.agent.chat import Quote, Statement
 from sextant.agent.events import AnswerStatement, Evidence
 from sextant.agent.grounding import MARK, check_statement, render
 from sextant.agent.passages import Passage, PassageBook
+from sextant.llm.chat import Quote, Statement
 
 DESCALE = "Descale the machine\nevery three months with citric acid."
 BOOK = PassageBook(

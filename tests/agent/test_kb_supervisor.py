@@ -19,11 +19,11 @@ from fastapi.testclient import TestClient
 from sextant.agent import kb_supervisor
 from sextant.agent.app import create_app
 from sextant.agent.budget import DailyBudget
-from sextant.agent.chat import ChatEvent, ChatRequest
 from sextant.agent.kb_client import KbUnavailable, stdio_server
 from sextant.agent.kb_supervisor import KbSupervisor
-from sextant.agent.models.factory import ModelChoice
-from sextant.agent.models.scripted import ScriptedModel, ScriptedTurn, search_call
+from sextant.llm.chat import ChatEvent, ChatRequest
+from sextant.llm.factory import ModelChoice
+from sextant.llm.scripted import ScriptedModel, ScriptedTurn, search_call
 from tests.agent.test_app import ESPRESSO, agent_settings, parse_sse
 
 pytestmark = pytest.mark.slow

@@ -8,7 +8,6 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from sextant.agent.chat import GroundingSupport, ModelError, Quote, Statement, ToolCall, Usage, WebSource
 from sextant.agent.events import (
     AgentEvent,
     AnswerEvent,
@@ -20,13 +19,14 @@ from sextant.agent.events import (
 )
 from sextant.agent.kb_client import KbClient
 from sextant.agent.loop import EMPTY_KNOWLEDGE_BASE, NOT_ANSWERED, AgentLoop, HistoryItem
-from sextant.agent.models.gemini import GeminiModel
-from sextant.agent.models.scripted import ScriptedModel, ScriptedTurn, search_call
 from sextant.agent.passages import Passage
 from sextant.agent.policies import MAX_TURNS
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import create_server
-from tests.agent.gemini_protocol_server import GeminiProtocolServer, function_call_part, response, text_part
+from sextant.llm.chat import GroundingSupport, ModelError, Quote, Statement, ToolCall, Usage, WebSource
+from sextant.llm.gemini import GeminiModel
+from sextant.llm.scripted import ScriptedModel, ScriptedTurn, search_call
+from tests.llm.gemini_protocol_server import GeminiProtocolServer, function_call_part, response, text_part
 
 ESPRESSO = (
     "# Espresso\n\nBrew espresso with water at 93 degrees Celsius. A double shot uses 18 grams of finely "

@@ -31,11 +31,11 @@ from schemathesis.specs.openapi.schemas import OpenApiSchema
 
 from sextant.agent.app import create_app
 from sextant.agent.budget import DailyBudget
-from sextant.agent.models.factory import ModelChoice
 from sextant.agent.settings import AgentSettings
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import create_server
+from sextant.llm.factory import ModelChoice
 from sextant.settings import KbSettings
 
 pytestmark = pytest.mark.slow

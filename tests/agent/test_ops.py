@@ -11,12 +11,12 @@ from pydantic import ValidationError
 
 from sextant.agent.app import create_app
 from sextant.agent.budget import DailyBudget
-from sextant.agent.chat import Usage
-from sextant.agent.models.factory import ModelChoice
-from sextant.agent.models.scripted import ScriptedTurn, search_call
 from sextant.agent.settings import AgentSettings
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import create_server
+from sextant.llm.chat import Usage
+from sextant.llm.factory import ModelChoice
+from sextant.llm.scripted import ScriptedTurn, search_call
 from tests.agent.test_app import DOSE, ESPRESSO, READY, agent_settings, quoted, scripted
 
 pytestmark = pytest.mark.slow

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sextant.agent.chat import ChatRequest, Message, ModelTurn, ToolCall, ToolSpec, UserText
-from sextant.agent.models.statements import STATEMENTS_INSTRUCTION
 from sextant.agent.passages import Passage
 from sextant.agent.policies import (
     ANSWER_PROMPT,
@@ -17,6 +15,8 @@ from sextant.agent.policies import (
     Search,
     ToolUse,
 )
+from sextant.llm.chat import ChatRequest, Message, ModelTurn, ToolCall, ToolSpec, UserText
+from sextant.llm.statements import STATEMENTS_INSTRUCTION
 
 KB_SEARCH = ToolSpec("kb_search", "Search the documents.", {"type": "object", "properties": {"query": {}}})
 TOOLS = (KB_SEARCH,)

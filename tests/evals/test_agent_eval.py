@@ -8,14 +8,14 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sextant.agent.chat import Quote, Statement
-from sextant.agent.models.scripted import ScriptedModel, ScriptedTurn, search_call
 from sextant.evals.agent_eval import answer_summary, ask_all, grade_runs, judge_rows, write_jsonl
 from sextant.evals.golden import Question, Target
 from sextant.evals.judge_cli import judge_file
 from sextant.kb.documents import LoadedDocument, PageSpan
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.llm.chat import Quote, Statement
+from sextant.llm.scripted import ScriptedModel, ScriptedTurn, search_call
 from sextant.settings import KbSettings
 
 pytestmark = pytest.mark.slow

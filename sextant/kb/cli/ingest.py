@@ -17,7 +17,6 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -29,9 +28,10 @@ from sextant.kb.loaders import supported_files
 from sextant.kb.parsing import BoundedParser, ParseLimits
 from sextant.kb.store import StoreError
 from sextant.kb.sync import Done, SyncError, apply, check_roots, ingest_file, plan_for
-
-if TYPE_CHECKING:
-    from sextant.agent.chat import ChatModel
+from sextant.llm.chat import ChatModel, ModelError
+from sextant.llm.factory import build_model
+from sextant.llm.overviews import write_overview
+from sextant.llm.settings import load_model_settings
 
 log = logging.getLogger(__name__)
 NO_MODEL = "no model configured: storing text only, no overviews"
@@ -91,9 +91,6 @@ class OverviewWriter:
 
     def add(self, kb: KnowledgeBase, doc_id: str, doc: LoadedDocument, version: str) -> bool:
         """Write and store the overview of ``doc``; False when there is no model or it failed (logged)."""
-        from sextant.agent.chat import ModelError
-        from sextant.agent.overviews import write_overview
-
         if not self._looked:
             self._looked = True
             self._model, reason = _configured_model()
@@ -117,13 +114,8 @@ class OverviewWriter:
 
 
 def _configured_model() -> tuple[ChatModel | None, str]:
-    """The agent's configured model, or None and why not."""
-    try:
-        from sextant.agent.models.factory import build_model
-        from sextant.agent.settings import load_agent_settings
-    except ImportError:  # the [app] extras are not installed
-        return None, NO_MODEL
-    settings = load_agent_settings()
+    """The configured model, or None and why not."""
+    settings = load_model_settings("sextant-ingest")
     if settings.overviews == "off":
         return None, "SEXTANT_OVERVIEWS=off: storing text only, no overviews"
     return build_model(settings).model, NO_MODEL

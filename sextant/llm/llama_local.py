@@ -18,9 +18,9 @@ from typing import Any, cast
 
 from llama_cpp import Llama
 
-from sextant.agent.chat import ChatEvent, ChatRequest, ModelError, Usage
-from sextant.agent.models.model_files import resolve, verify
-from sextant.agent.models.openai_messages import (
+from sextant.llm.chat import ChatEvent, ChatRequest, ModelError, Usage
+from sextant.llm.model_files import resolve, verify
+from sextant.llm.openai_messages import (
     TurnAssembler,
     call_without_arguments,
     carries_tokens,
@@ -29,7 +29,7 @@ from sextant.agent.models.openai_messages import (
     json_body,
     parse_json_reply,
 )
-from sextant.agent.settings import AgentSettings
+from sextant.llm.settings import ModelSettings
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ class LlamaModel:
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
 
     @classmethod
-    def from_settings(cls, settings: AgentSettings) -> LlamaModel:
+    def from_settings(cls, settings: ModelSettings) -> LlamaModel:
         """Resolve ``SEXTANT_LOCAL_MODEL``, verify a known model's sha256, and load it.
 
         Raises:

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from sextant.agent.models.model_files import KNOWN_MODELS, ModelFileError, fetch, is_verified
-from sextant.agent.settings import load_agent_settings
+from sextant.llm.model_files import KNOWN_MODELS, ModelFileError, fetch, is_verified
+from sextant.llm.settings import load_model_settings
 
 
 def _say(line: str) -> None:
@@ -16,7 +16,7 @@ def _say(line: str) -> None:
 
 
 def _models_dir(given: Path | None) -> Path:
-    return given if given is not None else load_agent_settings().model_files_dir()
+    return given if given is not None else load_model_settings("sextant-models").model_files_dir()
 
 
 def _list(models_dir: Path) -> int:

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sextant.agent.chat import (
+from sextant.llm.chat import (
     ChatEvent,
     ChatRequest,
     GroundingSupport,

@@ -7,8 +7,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sextant.agent.chat import Quote, Statement
-from sextant.agent.models.statements import (
+from sextant.llm.chat import Quote, Statement
+from sextant.llm.statements import (
     MAX_STATEMENTS,
     StatementParser,
     parse_statements,

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from jsonschema import validators
 
-from sextant.agent.chat import (
+from sextant.llm.chat import (
     ChatEvent,
     ChatRequest,
     Message,
@@ -34,7 +34,7 @@ from sextant.agent.chat import (
     Usage,
     UserText,
 )
-from sextant.agent.models.statements import StatementParser, statements_schema
+from sextant.llm.statements import StatementParser, statements_schema
 
 # llama.cpp's JSON-schema-to-grammar nests one optional rule per allowed character: a maxLength of 2000 (the
 # kb_search query's) crashed the process, 600 ran as fast as none. Tool arguments get a tighter bound: a

@@ -15,10 +15,10 @@ import httpx
 import pytest
 from jsonschema import validate
 
-from sextant.agent.chat import ChatRequest, ModelError, StatementDone, TextDelta, TurnEnd, UserText
-from sextant.agent.models.openai_compat import OpenAICompatModel
-from sextant.agent.settings import AgentSettings
-from tests.agent.models.conftest import KB_SEARCH, PASSAGES, SYSTEM
+from sextant.llm.chat import ChatRequest, ModelError, StatementDone, TextDelta, TurnEnd, UserText
+from sextant.llm.openai_compat import OpenAICompatModel
+from sextant.llm.settings import ModelSettings
+from tests.llm.conftest import KB_SEARCH, PASSAGES, SYSTEM
 
 QUESTION = UserText("How often should the espresso machine be descaled?")
 ANSWER_PROMPT = UserText(f"Passages:\n{PASSAGES}\n\nQuestion: How often should the espresso machine be descaled?")
@@ -63,7 +63,7 @@ def _drain(stream: IO[str]) -> None:
 
 @pytest.fixture
 async def model(server_url: str) -> AsyncIterator[OpenAICompatModel]:
-    settings = AgentSettings(local_url=server_url, local_model="smollm2", _env_file=None)
+    settings = ModelSettings(local_url=server_url, local_model="smollm2", _env_file=None)
     client = OpenAICompatModel.from_settings(settings)
     yield client
     await client.aclose()
@@ -157,4 +157,4 @@ async def test_an_unreachable_server_is_a_retryable_model_error() -> None:
 
 def test_no_url_is_refused() -> None:
     with pytest.raises(ModelError, match="SEXTANT_LOCAL_URL"):
-        OpenAICompatModel.from_settings(AgentSettings(_env_file=None))
+        OpenAICompatModel.from_settings(ModelSettings(_env_file=None))

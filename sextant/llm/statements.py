@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from sextant.agent.chat import Quote, Statement
+from sextant.llm.chat import Quote, Statement
 
 MAX_STATEMENTS = 6
 MAX_SOURCES = 6

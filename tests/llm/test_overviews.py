@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sextant.agent.chat import ModelError
-from sextant.agent.models.scripted import ScriptedModel
-from sextant.agent.overviews import MAX_HEADINGS, MAX_OVERVIEW_CHARS, OPENING_CHARS, compose, excerpt, write_overview
+from sextant.llm.chat import ModelError
+from sextant.llm.overviews import MAX_HEADINGS, MAX_OVERVIEW_CHARS, OPENING_CHARS, compose, excerpt, write_overview
+from sextant.llm.scripted import ScriptedModel
 
 GUIDE = (
     "# Sourdough\n\nA starter is flour and water.\n\n## Feeding the starter\n\nFeed it daily.\n\n## Baking\n\nBake hot."

@@ -1,1 +1,0 @@
-"""Chat-model adapters: each speaks the protocol in ``sextant.agent.chat``."""

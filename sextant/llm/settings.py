@@ -1,0 +1,78 @@
+"""The settings that choose and tune the chat model, read by the agent server and by ``sextant-ingest``.
+
+``AgentSettings`` extends this class, so each variable is declared once; the knowledge base's CLI reads only
+this part, and a bad agent-only variable (a port, a CORS origin) cannot stop an ingest.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+
+from sextant.settings import SharedSettings, default_data_path, load_from_environment
+
+Provider = Literal["auto", "gemini", "local", "openai", "none"]
+
+
+class ModelSettings(SharedSettings):
+    """Which model answers and how: provider, model names and endpoints, token limits, local model files."""
+
+    provider: Provider = Field(
+        default="auto",
+        description="Which model answers: auto picks gemini when GEMINI_API_KEY is set, else openai when "
+        "SEXTANT_LOCAL_URL is set, else local when the local model file is present, else none (excerpts).",
+    )
+    model: str = Field(default="gemini-3.1-flash-lite", description="Gemini model name.")
+    gemini_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("GEMINI_API_KEY", "SEXTANT_GEMINI_API_KEY"),
+        description="Gemini API key (read from GEMINI_API_KEY).",
+    )
+    gemini_url: str | None = Field(
+        default=None, description="Base URL of the Gemini API, for a proxy or a local server speaking its protocol."
+    )
+    thinking_budget: int = Field(
+        default=512, ge=0, le=24576, description="Tokens Gemini may spend thinking, on top of the answer's tokens."
+    )
+    max_output_tokens: int = Field(default=1024, ge=64, le=8192, description="Most tokens in one model turn.")
+    local_model: str = Field(
+        default="qwen2.5-coder-0.5b-instruct",
+        description="Local GGUF model: a name known to sextant-models, or a path to a .gguf file.",
+    )
+    local_url: str | None = Field(
+        default=None,
+        description="OpenAI-compatible chat endpoint (llama.cpp server, Ollama, vLLM), e.g. http://127.0.0.1:8080/v1.",
+    )
+    models_dir: Path | None = Field(
+        default=None,
+        description="Folder of local model files. Default: <repo>/models in a checkout, else the user-data folder.",
+    )
+    overviews: Literal["on", "off"] = Field(
+        default="off",
+        description="on: when a model is configured, /ingest, /upload and sextant-ingest have it write one overview "
+        "per new or changed document, stored as a searchable passage. Off by default: learning/overviews.md.",
+    )
+
+    @field_validator("local_url", "gemini_url")
+    @classmethod
+    def _url_has_scheme(cls, value: str | None) -> str | None:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value or None
+
+    @field_validator("gemini_api_key", mode="before")
+    @classmethod
+    def _blank_key_is_no_key(cls, value: object) -> object:
+        # Compose passes an unset GEMINI_API_KEY as "": with "auto" that must pick the local model, not Gemini.
+        return None if isinstance(value, str) and not value.strip() else value
+
+    def model_files_dir(self) -> Path:
+        if self.models_dir is not None:
+            return self.models_dir.expanduser()
+        return default_data_path("models")
+
+
+def load_model_settings(program: str) -> ModelSettings:
+    return load_from_environment(ModelSettings, program)
