@@ -5,6 +5,10 @@ that "which document…" questions can find a document by what it is about rathe
 that happens to share their words (learning/overviews.md measures whether it does). The model sees a
 bounded excerpt, the opening and the section headings, because a document can be far longer than its
 context; the excerpt is data to describe, never instructions to follow.
+
+The one writer of both callers: the agent's upload path (``sextant.agent.uploads``) passes the text it reads
+back over MCP, whose Markdown headings are found here, and charges the usage to its daily budget;
+``sextant-ingest`` passes the loader's section titles as ``headings`` and spends no budget.
 """
 
 from __future__ import annotations
