@@ -7,6 +7,7 @@ blind spots. Unsupported statements are marked or dropped; the answer reports wh
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any, Literal
 
 from sextant.agent.citations import claims_in, labels_in
@@ -66,7 +67,8 @@ async def verify_answer(
         addresses_question=addresses if isinstance(addresses, bool) else None,
         note="a check by the same model family: a guard, not a guarantee",
     )
-    return " ".join(revised.split(" ")).strip(), verification, usage
+    # A dropped statement leaves the spaces on both its sides.
+    return re.sub(r" {2,}", " ", revised).strip(), verification, usage
 
 
 def _prompt(question: str, statements: list[str], book: PassageBook) -> str:
