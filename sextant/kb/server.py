@@ -66,6 +66,7 @@ from sextant.kb.ann import Kind
 from sextant.kb.ann import probe as ann_probe
 from sextant.kb.completions import document_ids, page_numbers
 from sextant.kb.documents import LoadedDocument, LoadError, join_pages
+from sextant.kb.ingest_tasks import IngestReporter, IngestTasks
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
 from sextant.kb.loaders import markdown
 from sextant.kb.page_image import RenderFailed, page_image
@@ -73,6 +74,7 @@ from sextant.kb.parsing import BoundedParser, ParseLimits, check_file_size
 from sextant.kb.remote.access import http_principal, require_write
 from sextant.kb.store import StoreError
 from sextant.kb.sync import SyncError, check_roots
+from sextant.kb.task_protocol import IngestTasksExtension
 from sextant.kb.watch import watching
 from sextant.kb.workspaces import Workspaces
 from sextant.logs import request_id
@@ -85,6 +87,8 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
 # Re-using an id replaces that document: destructive, but the same call twice changes nothing more.
 REPLACING = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 DROPPING = REPLACING  # the same hints: destructive, and a second call changes nothing more
+# A client that supports tasks (either protocol era) gets these calls back as a task to poll.
+TASK_TOOLS = frozenset({"kb_ingest", "kb_upload"})
 DOCUMENT_URI = "kb://documents/{doc_id}"
 PAGE_URI = "kb://documents/{doc_id}/pages/{number}"
 
@@ -117,11 +121,12 @@ def create_server(
     parser = BoundedParser(ParseLimits.from_settings(kb.settings))
     retention = "" if workspace_ttl_s is None else _retention(workspace_ttl_s)
     bus = InMemorySubscriptionBus()  # the SDK's default bus, held here: the watcher publishes outside any request
+    tasks = IngestTasksExtension(IngestTasks(), TASK_TOOLS)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Workspaces]) -> AsyncIterator[Workspaces]:
         try:
-            async with watching(kb, parser, watch, bus):
+            async with tasks.tasks.running(), watching(kb, parser, watch, bus):
                 yield workspaces
         finally:
             workspaces.close()
@@ -134,6 +139,8 @@ def create_server(
         version=_version(),
         lifespan=lifespan,
         subscriptions=bus,
+        extensions=[tasks],
+        middleware=[tasks.legacy_middleware()],
     )
 
     def tool(title: str, annotations: ToolAnnotations, *, retained: bool = False) -> Callable[[F], F]:
@@ -263,28 +270,33 @@ def create_server(
         require_write("kb_ingest")
         kb = kb_of(ctx)
         grouped = _group_pages(documents)
+        reporter = IngestReporter(len(grouped), ctx.report_progress)
         results: list[IngestOutcome] = []
-        # One BM25 save for the whole call, not one per document.
-        with kb.batch():
-            for n, (doc_id, parts) in enumerate(grouped.items()):
-
-                def progress(done: int, total: int, message: str, n: int = n) -> None:
-                    anyio.from_thread.run(ctx.report_progress, n + done / max(total, 1), len(grouped), message)
-
-                try:
-                    loaded = _as_document(parts)
-                    outcome = await anyio.to_thread.run_sync(
-                        partial(kb.ingest, doc_id, loaded, source=parts[0].source, progress=progress)
-                    )
-                except LoadError as exc:
-                    outcome = IngestOutcome(id=doc_id, status="refused", reason=exc.reason)
-                except (KnowledgeBaseError, StoreError) as exc:
-                    outcome = IngestOutcome(id=doc_id, status="refused", reason=str(exc))
-                results.append(outcome)
-                await ctx.report_progress(n + 1, len(grouped), f"{doc_id}: {outcome.status}")
-        report = IngestReport(results=results)
-        await announce_changes(ctx, report)
-        return report
+        try:
+            # One BM25 save for the whole call, not one per document.
+            with kb.batch():
+                for n, (doc_id, parts) in enumerate(grouped.items()):
+                    try:
+                        loaded = _as_document(parts)
+                        outcome = await anyio.to_thread.run_sync(
+                            partial(
+                                kb.ingest,
+                                doc_id,
+                                loaded,
+                                source=parts[0].source,
+                                progress=partial(reporter.embedding, n),
+                            )
+                        )
+                    except LoadError as exc:
+                        outcome = IngestOutcome(id=doc_id, status="refused", reason=exc.reason)
+                    except (KnowledgeBaseError, StoreError) as exc:
+                        outcome = IngestOutcome(id=doc_id, status="refused", reason=str(exc))
+                    results.append(outcome)
+                    await reporter.finished(n, outcome.chunks, f"{doc_id}: {outcome.status}")
+        finally:
+            # Also when a task is cancelled: the documents stored before it are news.
+            await announce_changes(ctx, IngestReport(results=results))
+        return IngestReport(results=results)
 
     @tool("Add a file", REPLACING, retained=True)
     async def kb_upload(
@@ -313,6 +325,7 @@ def create_server(
         # Before decoding, from the base64 length (exact for valid base64): the limit is a setting, and the
         # schema is built from annotations alone.
         decoded_size = len(content_base64) * 3 // 4 - content_base64[-2:].count("=")
+        reporter = IngestReporter(1, ctx.report_progress)
         try:
             check_file_size(filename, decoded_size, parser.limits)
         except LoadError as exc:
@@ -327,13 +340,22 @@ def create_server(
             if title:
                 loaded = dataclasses.replace(loaded, title=title)
             original = data if Path(filename).suffix.lower() == ".pdf" else None  # kept for kb_page_image
+            reporter.task_checkpoint()  # a task cancelled while the file was parsed stops before writing
             outcome = await anyio.to_thread.run_sync(
-                partial(kb_of(ctx).ingest, doc_id, loaded, source=filename, original=original)
+                partial(
+                    kb_of(ctx).ingest,
+                    doc_id,
+                    loaded,
+                    source=filename,
+                    original=original,
+                    progress=partial(reporter.embedding, 0),
+                )
             )
         except LoadError as exc:
             outcome = IngestOutcome(id=doc_id, status="refused", reason=exc.reason)
         except (KnowledgeBaseError, StoreError) as exc:
             outcome = IngestOutcome(id=doc_id, status="refused", reason=str(exc))
+        await reporter.finished(0, outcome.chunks, f"{doc_id}: {outcome.status}")
         report = IngestReport(results=[outcome])
         await announce_changes(ctx, report)
         return report

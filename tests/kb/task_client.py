@@ -1,0 +1,108 @@
+"""How tests speak MCP tasks through the SDK's own client, which carries the task types but no task calls.
+
+2026-07-28: ``Tasks`` declares the extension and claims ``resultType: "task"``, so ``session.call_tool(...,
+allow_claimed=True)`` hands back the ``CreatedTask``; the task verbs go through ``session.send_request`` with
+their ``Mcp-Name`` header. 2025-11-25: the call carries ``task`` and the verbs are that revision's types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import Any, TypeVar
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.client import ClaimContext, ClientExtension, ResultClaim
+
+from sextant.contract.tasks import INGEST_PROGRESS_META, TASKS_EXTENSION, IngestProgress
+from sextant.kb.task_protocol import CreatedTask, DetailedTask
+
+ENDED = ("completed", "failed", "cancelled")
+POLL_S = 0.1  # faster than the server suggests: the tests' ingests are short
+T = TypeVar("T", DetailedTask, types.GetTaskResult)
+
+
+class Get(types.GetTaskRequest):
+    name_param = "taskId"  # SEP-2663: the task id rides Mcp-Name, for a balancer to route on
+
+
+class Cancel(types.CancelTaskRequest):
+    name_param = "taskId"
+
+
+class Tasks(ClientExtension):
+    """The client half of the 2026-07-28 extension: the ``task`` result shape, resolved by polling to the end."""
+
+    identifier = TASKS_EXTENSION
+
+    def claims(self) -> Sequence[ResultClaim[Any]]:
+        return [ResultClaim(result_type="task", model=CreatedTask, resolve=self._resolve)]
+
+    async def _resolve(self, created: CreatedTask, ctx: ClaimContext) -> types.CallToolResult:
+        ended = await poll(partial(get, ctx.session, created.task_id))
+        assert ended.result is not None, ended
+        return types.CallToolResult.model_validate(ended.result)
+
+
+async def create(client: Client, tool: str, arguments: dict[str, Any]) -> CreatedTask:
+    """A 2026-07-28 call that the server answers with a task."""
+    created = await client.session.call_tool(tool, arguments, allow_claimed=True)
+    assert isinstance(created, CreatedTask), created
+    return created
+
+
+async def get(session: Any, task_id: str) -> DetailedTask:
+    return await session.send_request(Get(params=types.GetTaskRequestParams(task_id=task_id)), DetailedTask)
+
+
+async def cancel(client: Client, task_id: str) -> None:
+    await client.session.send_request(Cancel(params=types.CancelTaskRequestParams(task_id=task_id)), types.Result)
+
+
+async def poll(
+    fetch: Callable[[], Awaitable[T]], *, documents_done: int | None = None, seen: list[IngestProgress] | None = None
+) -> T:
+    """Poll a task until it ends (or, given ``documents_done``, until that many documents are done), keeping each
+    progress seen in ``seen``."""
+    while True:
+        task = await fetch()
+        progress = progress_of(task)
+        if seen is not None:
+            seen.append(progress)
+        if task.status in ENDED or (documents_done is not None and progress.documents_done >= documents_done):
+            return task
+        await anyio.sleep(POLL_S)
+
+
+def progress_of(task: types.Result) -> IngestProgress:
+    assert task.meta is not None
+    return IngestProgress.model_validate(task.meta[INGEST_PROGRESS_META])
+
+
+async def create_legacy(client: Client, tool: str, arguments: dict[str, Any], ttl_ms: int = 60_000) -> types.Task:
+    """A 2025-11-25 call augmented with ``task``."""
+    params = types.CallToolRequestParams(name=tool, arguments=arguments, task=types.TaskMetadata(ttl=ttl_ms))
+    created = await client.session.send_request(types.CallToolRequest(params=params), types.CreateTaskResult)
+    return created.task
+
+
+async def get_legacy(client: Client, task_id: str) -> types.GetTaskResult:
+    request = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
+    return await client.session.send_request(request, types.GetTaskResult)
+
+
+async def result_legacy(client: Client, task_id: str) -> types.CallToolResult:
+    """``tasks/result``: waits for the end, then the call's own result."""
+    request = types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task_id))
+    return await client.session.send_request(request, types.CallToolResult)
+
+
+async def cancel_legacy(client: Client, task_id: str) -> types.CancelTaskResult:
+    request = types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id))
+    return await client.session.send_request(request, types.CancelTaskResult)
+
+
+async def list_legacy(client: Client) -> list[types.Task]:
+    return (await client.session.send_request(types.ListTasksRequest(), types.ListTasksResult)).tasks
