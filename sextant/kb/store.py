@@ -1,7 +1,8 @@
 """The durable store: chunks and document records in ChromaDB, with our own vectors.
 
 Two collections: ``sextant_chunks`` (one entry per chunk, cosine space) and ``sextant_documents``
-(one record per document: its full text, spans and facts, embedded as the mean of its chunks).
+(one record per document: its full text, spans and facts, embedded as the mean of its chunks); after a
+``sextant-kb-migrate`` the pair has other names, which the store's manifest gives (``live_collections``).
 Everything durable lives here, so the BM25 index beside it is a cache that can be rebuilt.
 
 A document is replaced without a window where it is missing: the new chunks are written under new
@@ -22,13 +23,14 @@ import numpy as np
 import numpy.typing as npt
 
 from sextant.kb.documents import PageSpan, SectionSpan
+from sextant.kb.live_collections import Collections, read_manifest
 
 log = logging.getLogger(__name__)
 
-CHUNKS = "sextant_chunks"
-DOCUMENTS = "sextant_documents"
 FORMAT_VERSION = 1
 OVERVIEW = "overview"
+# Chunk-collection metadata set on the pair a migration replaced: a process still holding it stops there.
+MIGRATED_TO = "migrated_to"
 
 
 class StoreError(Exception):
@@ -102,8 +104,8 @@ def chunk_id(doc_id: str, content_hash: str, index: int | str) -> str:
 class ChunkStore:
     """Chroma collections of one knowledge base, bound to one embedder."""
 
-    def __init__(self, client: Any, embedder: str, dim: int) -> None:
-        """Open (or create) the collections.
+    def __init__(self, client: Any, embedder: str, dim: int, collections: Collections | None = None) -> None:
+        """Open (or create) the collections: ``collections``, else the live pair the manifest names.
 
         Raises:
             StoreError: the store was built with another embedder, or by a newer Sextant.
@@ -111,13 +113,17 @@ class ChunkStore:
         self._client = client
         self._embedder = embedder
         self._dim = dim
+        self.collections = collections or read_manifest(client).live
         space = {"hnsw": {"space": "cosine"}}
         meta = {"embedder": embedder, "dim": dim, "format": FORMAT_VERSION, "generation": 0}
         self._chunks = client.get_or_create_collection(
-            CHUNKS, embedding_function=None, configuration=space, metadata=meta
+            self.collections.chunks, embedding_function=None, configuration=space, metadata=meta
         )
         self._docs = client.get_or_create_collection(
-            DOCUMENTS, embedding_function=None, configuration=space, metadata={"format": FORMAT_VERSION}
+            self.collections.documents,
+            embedding_function=None,
+            configuration=space,
+            metadata={"format": FORMAT_VERSION},
         )
         self._check_compatible()
         # Asked once: against a Chroma server every call is a round trip.
@@ -134,24 +140,31 @@ class ChunkStore:
         Raises:
             StoreError: the server cannot be reached, or the store does not fit this embedder.
         """
-        import chromadb
+        return cls(open_client(path=path, url=url, database=database), embedder, dim)
 
-        settings = chromadb.Settings(anonymized_telemetry=False)
+    @classmethod
+    def open_as_built(cls, client: Any, collections: Collections) -> ChunkStore:
+        """The existing pair ``collections`` with the embedder it was built with, whatever that is.
+
+        Raises:
+            StoreError: there is no such pair.
+        """
+        from chromadb.errors import NotFoundError
+
         try:
-            if url:
-                if database:
-                    _ensure_database(url, database)
-                client = chromadb.HttpClient(
-                    **_server_address(url), database=database or chromadb.DEFAULT_DATABASE, settings=settings
-                )
-            else:
-                assert path is not None
-                path.mkdir(parents=True, exist_ok=True)
-                client = chromadb.PersistentClient(path=str(path), settings=settings)
-        except (ValueError, ConnectionError, OSError) as exc:
-            where = url or str(path)
-            raise StoreError(f"cannot open the Chroma store at {where}: {exc}") from exc
-        return cls(client, embedder, dim)
+            meta = client.get_collection(collections.chunks, embedding_function=None).metadata or {}
+        except (NotFoundError, ValueError) as exc:
+            raise StoreError(f"the store has no collection {collections.chunks!r}: nothing was ever stored") from exc
+        return cls(client, str(meta.get("embedder")), int(meta.get("dim", 0)), collections)
+
+    @property
+    def embedder(self) -> str:
+        """The name of the embedder whose vectors this store holds."""
+        return self._embedder
+
+    @property
+    def dim(self) -> int:
+        return self._dim
 
     def _check_compatible(self) -> None:
         meta = self._chunks.metadata or {}
@@ -168,8 +181,7 @@ class ChunkStore:
 
     def close(self) -> None:
         """Release the client (its database handles or HTTP connections)."""
-        _close_sessions(self._client, getattr(self._client, "_admin_client", None))
-        self._client.close()
+        close_client(self._client)
 
     # --- state shared with the BM25 cache -------------------------------------------------
 
@@ -183,16 +195,44 @@ class ChunkStore:
         return int(self._fresh_metadata().get("generation", 0))
 
     def _fresh_metadata(self) -> dict[str, Any]:
+        """The chunk collection's metadata as stored now.
+
+        Raises:
+            StoreError: a migration has replaced this pair of collections; what is open is no longer the store.
+        """
+        meta = self.metadata()
+        if meta.get(MIGRATED_TO):
+            raise StoreError(_migrated(str(meta[MIGRATED_TO])))
+        return meta
+
+    def metadata(self) -> dict[str, Any]:
+        """The chunk collection's metadata as stored now, even after a migration replaced it.
+
+        Raises:
+            StoreError: the collection is gone (a migration removed it).
+        """
+        from chromadb.errors import NotFoundError
+
         # Collection.metadata is what this handle saw when it was opened: another client's writes (a
         # replica on the same server, or sextant-ingest beside sextant-kb) show only in a fresh read.
-        return dict(self._client.get_collection(CHUNKS, embedding_function=None).metadata or {})
+        try:
+            return dict(self._client.get_collection(self.collections.chunks, embedding_function=None).metadata or {})
+        except (NotFoundError, ValueError) as exc:
+            live = read_manifest(self._client).live
+            if live == self.collections:
+                raise StoreError(f"the store's collection {live.chunks!r} is gone; restart to open it again") from exc
+            raise StoreError(_migrated(str(ChunkStore.open_as_built(self._client, live).embedder))) from exc
 
-    def _bump_generation(self) -> int:
+    def bump_generation(self, *, at_least: int = 0, migrated_to: str = "") -> int:
+        """Move the generation on by one (to ``at_least`` if that is more); returns it.
+
+        ``migrated_to``: mark this pair as replaced by a migration to that embedder (``sextant.kb.migrate``).
+        """
         # From the stored value, never the handle's copy: a replica's copy may be far behind, and
         # writing that plus one would move the counter backwards onto a value a cache was stamped with.
-        meta = self._fresh_metadata()
-        meta["generation"] = int(meta.get("generation", 0)) + 1
-        self._chunks.modify(metadata=meta)
+        meta = self.metadata() if migrated_to else self._fresh_metadata()
+        meta["generation"] = max(int(meta.get("generation", 0)) + 1, at_least)
+        self._chunks.modify(metadata={**meta, MIGRATED_TO: migrated_to} if migrated_to else meta)
         return int(meta["generation"])
 
     # --- documents ------------------------------------------------------------------------
@@ -262,7 +302,7 @@ class ChunkStore:
         keep = set(ids)
         stale = [i for i in self._chunk_ids_of(record.id) if i not in keep]
         self._delete_chunks(stale)
-        return self._bump_generation()
+        return self.bump_generation()
 
     def write_overview(
         self, record: DocumentRecord, text: str, meta: dict[str, Any], vector: npt.NDArray[np.float32]
@@ -282,7 +322,7 @@ class ChunkStore:
             if not record.overview:
                 self._delete_chunks([cid])
             raise StoreError(f"storing the overview of {record.id!r} failed: {exc}") from exc
-        return self._bump_generation()
+        return self.bump_generation()
 
     def delete_document(self, doc_id: str) -> list[str]:
         """Remove a document and all its chunks; returns the removed chunk ids."""
@@ -290,7 +330,7 @@ class ChunkStore:
         self._docs.delete(ids=[doc_id])
         self._delete_chunks(ids)
         if ids:
-            self._bump_generation()
+            self.bump_generation()
         return ids
 
     def _chunk_ids_of(self, doc_id: str) -> list[str]:
@@ -309,8 +349,45 @@ class ChunkStore:
         self._delete_chunks(orphans)
         if orphans:
             log.warning("removed %d chunks left behind by an interrupted ingest", len(orphans))
-            self._bump_generation()
+            self.bump_generation()
         return orphans
+
+    # --- copying, for a migration -----------------------------------------------------------
+
+    def chunk_ids(self) -> set[str]:
+        """Every chunk id stored, live or not."""
+        return set(self._chunks.get(include=[])["ids"])
+
+    def put_chunks(self, chunks: Sequence[StoredChunk], vectors: npt.NDArray[np.float32]) -> None:
+        """Store ``chunks`` as they are under new vectors (rows in the same order); no document changes."""
+        for lo in range(0, len(chunks), self._batch_size):
+            part = chunks[lo : lo + self._batch_size]
+            self._chunks.upsert(
+                ids=[c.id for c in part],
+                embeddings=vectors[lo : lo + len(part)],
+                documents=[c.text for c in part],
+                metadatas=[c.meta for c in part],
+            )
+
+    def put_record(self, record: DocumentRecord) -> None:
+        """Store ``record`` (with its text) as it is, embedded as the mean of its stored chunk vectors."""
+        ids = [cid for cid in record.chunk_ids() if cid != record.overview_id()]
+        vectors = [c.vector for c in self.get_chunks(ids, vectors=True) if c.vector is not None]
+        centroid = _unit(np.mean(vectors, axis=0).astype(np.float32)) if vectors else np.zeros(self._dim, np.float32)
+        self._docs.upsert(
+            ids=[record.id], embeddings=[centroid], documents=[record.text], metadatas=[_record_meta(record)]
+        )
+
+    def delete(self, *, records: Sequence[str] = (), chunks: Sequence[str] = ()) -> None:
+        """Remove records and chunks by id, as they are: no commit order, no generation bump."""
+        if records:
+            self._docs.delete(ids=list(records))
+        self._delete_chunks(chunks)
+
+    def drop(self) -> None:
+        """Remove both collections of this store for good."""
+        for name in self.collections.names():
+            self._client.delete_collection(name)
 
     # --- chunks ---------------------------------------------------------------------------
 
@@ -349,6 +426,45 @@ class ChunkStore:
                 for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
             ]
             offset += len(got["ids"])
+
+
+def open_client(*, path: Path | None, url: str | None, database: str | None = None) -> Any:
+    """A Chroma client on the persistent local store at ``path``, or on the server at ``url``.
+
+    Raises:
+        StoreError: the server cannot be reached, or the folder cannot be used.
+    """
+    import chromadb
+
+    settings = chromadb.Settings(anonymized_telemetry=False)
+    try:
+        if url:
+            if database:
+                _ensure_database(url, database)
+            client = chromadb.HttpClient(
+                **_server_address(url), database=database or chromadb.DEFAULT_DATABASE, settings=settings
+            )
+        else:
+            assert path is not None
+            path.mkdir(parents=True, exist_ok=True)
+            client = chromadb.PersistentClient(path=str(path), settings=settings)
+    except (ValueError, ConnectionError, OSError) as exc:
+        where = url or str(path)
+        raise StoreError(f"cannot open the Chroma store at {where}: {exc}") from exc
+    return client
+
+
+def _migrated(to: str) -> str:
+    return (
+        f"this store was migrated to embedder {to!r} by sextant-kb-migrate while it was open; restart with "
+        f"SEXTANT_EMBEDDER={to} (a write made just now may not have been kept: make it again)"
+    )
+
+
+def close_client(client: Any) -> None:
+    """Release a client from ``open_client``: its database handles or HTTP connections."""
+    _close_sessions(client, getattr(client, "_admin_client", None))
+    client.close()
 
 
 def drop_database(url: str, database: str) -> bool:
