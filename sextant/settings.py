@@ -27,6 +27,13 @@ def default_threads() -> int:
 PREFIX = "SEXTANT_"
 
 
+def http_url(value: str | None, message: str) -> str | None:
+    """An http(s) URL as given, None for a blank one; raises ``ValueError(message)`` for any other."""
+    if value and not value.startswith(("http://", "https://")):
+        raise ValueError(message)
+    return value or None
+
+
 class SharedSettings(BaseSettings):
     """The settings every Sextant process reads: CPU threads and logging."""
 
@@ -168,16 +175,12 @@ class KbSettings(SharedSettings):
     @field_validator("chroma_url")
     @classmethod
     def _url_has_scheme(cls, value: str | None) -> str | None:
-        if value and not value.startswith(("http://", "https://")):
-            raise ValueError("SEXTANT_CHROMA_URL must start with http:// or https://")
-        return value or None
+        return http_url(value, "SEXTANT_CHROMA_URL must start with http:// or https://")
 
     @field_validator("kb_public_url")
     @classmethod
     def _public_url_has_scheme(cls, value: str | None) -> str | None:
-        if value and not value.startswith(("http://", "https://")):
-            raise ValueError("SEXTANT_KB_PUBLIC_URL must start with http:// or https://, e.g. https://kb.example/mcp")
-        return value or None
+        return http_url(value, "SEXTANT_KB_PUBLIC_URL must start with http:// or https://, e.g. https://kb.example/mcp")
 
     @field_validator("reranker", mode="before")
     @classmethod

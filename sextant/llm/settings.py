@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 
-from sextant.settings import SharedSettings, default_data_path, load_from_environment
+from sextant.settings import SharedSettings, default_data_path, http_url, load_from_environment
 
 Provider = Literal["auto", "gemini", "local", "openai", "none"]
 
@@ -58,9 +58,8 @@ class ModelSettings(SharedSettings):
     @field_validator("local_url", "gemini_url")
     @classmethod
     def _url_has_scheme(cls, value: str | None) -> str | None:
-        if value and not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value or None
+        # load_from_environment names the variable before the message.
+        return http_url(value, "must start with http:// or https://")
 
     @field_validator("gemini_api_key", mode="before")
     @classmethod
