@@ -121,12 +121,12 @@ def create_server(
     parser = BoundedParser(ParseLimits.from_settings(kb.settings))
     retention = "" if workspace_ttl_s is None else _retention(workspace_ttl_s)
     bus = InMemorySubscriptionBus()  # the SDK's default bus, held here: the watcher publishes outside any request
-    tasks = IngestTasksExtension(IngestTasks(), TASK_TOOLS)
+    task_extension = IngestTasksExtension(IngestTasks(), TASK_TOOLS)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Workspaces]) -> AsyncIterator[Workspaces]:
         try:
-            async with tasks.tasks.running(), watching(kb, parser, watch, bus):
+            async with task_extension.tasks.running(), watching(kb, parser, watch, bus):
                 yield workspaces
         finally:
             workspaces.close()
@@ -139,8 +139,8 @@ def create_server(
         version=_version(),
         lifespan=lifespan,
         subscriptions=bus,
-        extensions=[tasks],
-        middleware=[tasks.legacy_middleware()],
+        extensions=[task_extension],
+        middleware=[task_extension.legacy_middleware()],
     )
 
     def tool(title: str, annotations: ToolAnnotations, *, retained: bool = False) -> Callable[[F], F]:

@@ -7,6 +7,7 @@ their ``Mcp-Name`` header. 2025-11-25: the call carries ``task`` and the verbs a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar
@@ -16,6 +17,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.client import ClaimContext, ClientExtension, ResultClaim
 
+from sextant.contract.results import IngestReport
 from sextant.contract.tasks import INGEST_PROGRESS_META, TASKS_EXTENSION, IngestProgress
 from sextant.kb.task_protocol import CreatedTask, DetailedTask
 
@@ -44,6 +46,33 @@ class Tasks(ClientExtension):
         ended = await poll(partial(get, ctx.session, created.task_id))
         assert ended.result is not None, ended
         return types.CallToolResult.model_validate(ended.result)
+
+
+def documents(n: int, prefix: str = "note") -> list[dict[str, Any]]:
+    """``n`` short documents, one chunk each: a cancel after the first leaves many never started."""
+    return [
+        {"id": f"{prefix}-{i}", "title": f"Note {i}", "content": f"Field note {i}: the heron nested by pond {i}."}
+        for i in range(n)
+    ]
+
+
+def report_of(result: dict[str, Any] | types.CallToolResult) -> IngestReport:
+    """The typed report a plain kb_ingest returns, read the way the agent reads it."""
+    call = result if isinstance(result, types.CallToolResult) else types.CallToolResult.model_validate(result)
+    assert not call.is_error, call.content
+    text = [c.text for c in call.content if isinstance(c, types.TextContent)]
+    assert json.loads(text[0]) == call.structured_content  # the same JSON as text, as for a plain call
+    return IngestReport.model_validate(call.structured_content)
+
+
+async def assert_whole(client: Client, stored: int, prefix: str = "note") -> None:
+    """``stored`` documents of those named ``prefix-`` are listed, and every listed document has all its chunks in
+    both indexes: none is half-written."""
+    listed = (await client.call_tool("kb_list", {})).structured_content
+    stats = (await client.call_tool("kb_stats", {})).structured_content
+    assert listed is not None and stats is not None
+    assert len([d for d in listed["documents"] if d["id"].startswith(f"{prefix}-")]) == stored
+    assert stats["chunks"] == stats["lexical_chunks"] == sum(d["chunks"] for d in listed["documents"])
 
 
 async def create(client: Client, tool: str, arguments: dict[str, Any]) -> CreatedTask:

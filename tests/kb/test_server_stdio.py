@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import ResourceTemplateReference
 
+from sextant.contract.tasks import IngestProgress
 from sextant.kb.server import DOCUMENT_URI
+from tests.kb import task_client
 from tests.kb.kb_process import server_command, server_environment
+from tests.kb.task_client import Tasks
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -20,7 +24,7 @@ def anyio_backend() -> str:
 
 
 async def test_stdio_process_initializes_lists_ingests_and_searches(tmp_path: Path) -> None:
-    command, args = server_command(), []
+    command, args = server_command(), list[str]()
     env = server_environment(tmp_path)
     # No working directory of its own: the server must not depend on being started in the repo.
     params = StdioServerParameters(command=command, args=args, env=env, cwd=str(tmp_path))
@@ -53,7 +57,7 @@ def test_stdout_carries_nothing_but_json_rpc(tmp_path: Path) -> None:
     import json
     import subprocess
 
-    command, args = server_command(), []
+    command, args = server_command(), list[str]()
     env = server_environment(tmp_path, log_level="DEBUG")
     initialize = {
         "jsonrpc": "2.0",
@@ -88,3 +92,44 @@ def test_stdout_carries_nothing_but_json_rpc(tmp_path: Path) -> None:
     assert all(m.get("jsonrpc") == "2.0" for m in messages)
     assert {m.get("id") for m in messages} >= {1, 2}
     assert "sextant" in stderr  # DEBUG logging happened, and went to stderr
+
+
+async def test_stdio_ingest_runs_as_a_2026_task_with_progress_and_a_cancel_that_leaves_whole_documents(
+    tmp_path: Path,
+) -> None:
+    params = StdioServerParameters(command=server_command(), env=server_environment(tmp_path), cwd=str(tmp_path))
+    async with Client(params, read_timeout_seconds=120, extensions=[Tasks()]) as client:
+        assert client.protocol_version == "2026-07-28"
+        created = await task_client.create(client, "kb_ingest", {"documents": task_client.documents(5)})
+        seen: list[IngestProgress] = []
+        ended = await task_client.poll(partial(task_client.get, client.session, created.task_id), seen=seen)
+        assert ended.status == "completed" and ended.result is not None
+        assert [r.status for r in task_client.report_of(ended.result).results] == ["added"] * 5
+        assert seen[-1] == IngestProgress(documents_done=5, documents_total=5, chunks_done=5)
+
+        big = await task_client.create(client, "kb_ingest", {"documents": task_client.documents(100, "bulk")})
+        fetch = partial(task_client.get, client.session, big.task_id)
+        await task_client.poll(fetch, documents_done=1)
+        await task_client.cancel(client, big.task_id)
+        cancelled = await fetch()
+        done = task_client.progress_of(cancelled).documents_done
+        assert cancelled.status == "cancelled" and done < 100
+        await task_client.assert_whole(client, done, "bulk")
+        found = await client.call_tool("kb_search", {"query": "where did the heron nest, pond 3", "k": 1})
+        assert found.structured_content is not None and found.structured_content["hits"][0]["document_id"] == "note-3"
+
+
+async def test_stdio_ingest_runs_as_a_2025_task_read_with_tasks_result(tmp_path: Path) -> None:
+    params = StdioServerParameters(command=server_command(), env=server_environment(tmp_path), cwd=str(tmp_path))
+    async with Client(params, read_timeout_seconds=120, mode="legacy") as client:
+        assert client.protocol_version == "2025-11-25"
+        task = await task_client.create_legacy(client, "kb_ingest", {"documents": task_client.documents(3)})
+        result = await task_client.result_legacy(client, task.task_id)
+        assert [r.status for r in task_client.report_of(result).results] == ["added"] * 3
+        assert [t.task_id for t in await task_client.list_legacy(client)] == [task.task_id]
+        big = await task_client.create_legacy(client, "kb_ingest", {"documents": task_client.documents(100, "bulk")})
+        await task_client.poll(partial(task_client.get_legacy, client, big.task_id), documents_done=1)
+        assert (await task_client.cancel_legacy(client, big.task_id)).status == "cancelled"
+        done = task_client.progress_of(await task_client.get_legacy(client, big.task_id)).documents_done
+        await task_client.assert_whole(client, done, "bulk")
+        task_client.report_of(await client.call_tool("kb_ingest", {"documents": task_client.documents(1, "plain")}))

@@ -6,16 +6,13 @@ tasks/get. 2025-11-25 (experimental tasks): a client that asks with ``task`` get
 
 from __future__ import annotations
 
-import json
 from functools import partial
-from typing import Any
 
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, CallToolResult, TextContent
+from mcp_types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, CallToolResult
 
-from sextant.contract.results import IngestReport
 from sextant.contract.tasks import TASKS_EXTENSION, IngestProgress
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import TASK_TOOLS, create_server
@@ -30,62 +27,36 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def documents(n: int, prefix: str = "note") -> list[dict[str, Any]]:
-    """``n`` short documents, one chunk each: a cancel after the first leaves many never started."""
-    return [
-        {"id": f"{prefix}-{i}", "title": f"Note {i}", "content": f"Field note {i}: the heron nested by pond {i}."}
-        for i in range(n)
-    ]
-
-
-def report_of(result: dict[str, Any] | CallToolResult) -> IngestReport:
-    """The typed report a plain kb_ingest returns, read the way the agent reads it."""
-    call = result if isinstance(result, CallToolResult) else CallToolResult.model_validate(result)
-    assert not call.is_error, call.content
-    text = [c.text for c in call.content if isinstance(c, TextContent)]
-    assert json.loads(text[0]) == call.structured_content  # the same JSON as text, as for a plain call
-    return IngestReport.model_validate(call.structured_content)
-
-
-async def assert_whole(client: Client, stored: int) -> None:
-    """``stored`` documents are listed, each with all its chunks in both indexes: none half-written."""
-    listed = (await client.call_tool("kb_list", {})).structured_content
-    stats = (await client.call_tool("kb_stats", {})).structured_content
-    assert listed is not None and stats is not None
-    assert len(listed["documents"]) == stored
-    assert stats["chunks"] == stats["lexical_chunks"] == sum(d["chunks"] for d in listed["documents"])
-
-
 async def test_a_2026_client_gets_a_task_polls_its_progress_and_reads_the_plain_result(kb: KnowledgeBase) -> None:
     async with Client(create_server(kb), extensions=[Tasks()]) as client:
         assert client.server_capabilities.extensions == {TASKS_EXTENSION: {}}
         plain = await client.session.call_tool("kb_list", {}, allow_claimed=True)  # no ingest: never a task
         assert isinstance(plain, CallToolResult)
-        created = await task_client.create(client, "kb_ingest", {"documents": documents(6)})
+        created = await task_client.create(client, "kb_ingest", {"documents": task_client.documents(6)})
         assert created.status == "working" and created.ttl_ms and created.poll_interval_ms
         seen: list[IngestProgress] = []
         ended = await task_client.poll(partial(task_client.get, client.session, created.task_id), seen=seen)
         assert ended.status == "completed" and ended.error is None and ended.result is not None
-        assert [r.status for r in report_of(ended.result).results] == ["added"] * 6
+        assert [r.status for r in task_client.report_of(ended.result).results] == ["added"] * 6
         assert seen[-1] == IngestProgress(documents_done=6, documents_total=6, chunks_done=6)
         assert all(p.documents_total in (0, 6) for p in seen)  # 0 only before the ingest has begun
         assert "6 of 6 documents" in (ended.status_message or "")
-        await assert_whole(client, 6)
+        await task_client.assert_whole(client, 6)
         # The extension's own resolver polls to the end, so call_tool returns the plain result as before.
-        resolved = await client.call_tool("kb_ingest", {"documents": documents(2, "more")})
-        assert [r.status for r in report_of(resolved).results] == ["added", "added"]
+        resolved = await client.call_tool("kb_ingest", {"documents": task_client.documents(2, "more")})
+        assert [r.status for r in task_client.report_of(resolved).results] == ["added", "added"]
 
 
 async def test_a_2026_cancel_stops_between_documents_and_leaves_only_whole_ones(kb: KnowledgeBase) -> None:
     async with Client(create_server(kb), extensions=[Tasks()]) as client:
-        created = await task_client.create(client, "kb_ingest", {"documents": documents(100)})
+        created = await task_client.create(client, "kb_ingest", {"documents": task_client.documents(100)})
         fetch = partial(task_client.get, client.session, created.task_id)
         await task_client.poll(fetch, documents_done=1)
         await task_client.cancel(client, created.task_id)
         ended = await fetch()
         done = task_client.progress_of(ended).documents_done
         assert ended.status == "cancelled" and ended.result is None and 1 <= done < 100
-        await assert_whole(client, done)
+        await task_client.assert_whole(client, done)
         with pytest.raises(MCPError) as again:
             await task_client.cancel(client, created.task_id)
         assert again.value.error.code == INVALID_PARAMS
@@ -93,7 +64,7 @@ async def test_a_2026_cancel_stops_between_documents_and_leaves_only_whole_ones(
 
 async def test_without_the_extension_a_2026_call_is_plain_and_task_calls_are_refused(kb: KnowledgeBase) -> None:
     async with Client(create_server(kb)) as client:
-        report_of(await client.call_tool("kb_ingest", {"documents": documents(1)}))
+        task_client.report_of(await client.call_tool("kb_ingest", {"documents": task_client.documents(1)}))
         with pytest.raises(MCPError) as refused:
             await task_client.get(client.session, "any")
         assert refused.value.error.code == MISSING_REQUIRED_CLIENT_CAPABILITY
@@ -127,27 +98,31 @@ async def test_a_2025_client_sees_the_capability_and_task_support_and_reads_task
         assert supported == TASK_TOOLS
         assert all(t.annotations and t.output_schema for t in tools.values())  # typed and annotated as before
 
-        report_of(await client.call_tool("kb_ingest", {"documents": documents(1, "plain")}))  # no task asked
-        task = await task_client.create_legacy(client, "kb_ingest", {"documents": documents(4)}, ttl_ms=120_000)
+        task_client.report_of(
+            await client.call_tool("kb_ingest", {"documents": task_client.documents(1, "plain")})
+        )  # no task asked
+        task = await task_client.create_legacy(
+            client, "kb_ingest", {"documents": task_client.documents(4)}, ttl_ms=120_000
+        )
         assert task.status == "working" and task.ttl == 120_000
         result = await task_client.result_legacy(client, task.task_id)  # waits for the end
-        assert [r.status for r in report_of(result).results] == ["added"] * 4
+        assert [r.status for r in task_client.report_of(result).results] == ["added"] * 4
         assert result.meta == {"io.modelcontextprotocol/related-task": {"taskId": task.task_id}}
         ended = await task_client.get_legacy(client, task.task_id)
         assert ended.status == "completed"
         assert task_client.progress_of(ended) == IngestProgress(documents_done=4, documents_total=4, chunks_done=4)
         assert [t.task_id for t in await task_client.list_legacy(client)] == [task.task_id]
-        await assert_whole(client, 5)
+        await task_client.assert_whole(client, 4)
 
 
 async def test_a_2025_cancel_answers_cancelled_and_leaves_only_whole_documents(kb: KnowledgeBase) -> None:
     async with Client(create_server(kb), mode="legacy") as client:
-        task = await task_client.create_legacy(client, "kb_ingest", {"documents": documents(100)})
+        task = await task_client.create_legacy(client, "kb_ingest", {"documents": task_client.documents(100)})
         await task_client.poll(partial(task_client.get_legacy, client, task.task_id), documents_done=1)
         cancelled = await task_client.cancel_legacy(client, task.task_id)
         assert cancelled.status == "cancelled"  # that revision: cancelled before the answer
         with pytest.raises(MCPError, match="cancelled"):
             await task_client.result_legacy(client, task.task_id)
-        await assert_whole(
+        await task_client.assert_whole(
             client, task_client.progress_of(await task_client.get_legacy(client, task.task_id)).documents_done
         )

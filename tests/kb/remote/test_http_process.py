@@ -9,27 +9,34 @@ from __future__ import annotations
 
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ResourcesListChanged
+from mcp.shared.exceptions import MCPError
 from mcp_types import (
     CLIENT_CAPABILITIES_META_KEY,
+    INVALID_PARAMS,
     PROTOCOL_VERSION_META_KEY,
     CallToolResult,
     ResourceTemplateReference,
     TextContent,
 )
 
+from sextant.contract.tasks import IngestProgress
 from sextant.kb.remote.tokens import KB_READ, KB_WRITE, TokenStore
 from sextant.kb.server import DOCUMENT_URI
+from tests.kb import task_client
 from tests.kb.kb_process import server_command, server_environment
+from tests.kb.task_client import Tasks
 from tests.kb.test_chroma_server import chroma_url  # noqa: F401  (the fixture: a real `chroma run` process)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -83,7 +90,7 @@ def replicas(tmp_path_factory: pytest.TempPathFactory, chroma_url: str) -> Itera
 @contextmanager
 def _serving(home: Path, env: dict[str, str] | None = None) -> Iterator[tuple[str, list[str]]]:
     """``sextant-kb --http`` on ``home``'s store: its URL once it listens, and its stderr lines so far."""
-    command, args = server_command(), []
+    command, args = server_command(), list[str]()
     lines: list[str] = []
     with subprocess.Popen(
         [command, *args, "--http", "--port", "0"],
@@ -216,7 +223,7 @@ async def test_a_read_token_searches_and_lists_but_every_writing_tool_is_refused
 
 
 def test_http_without_a_token_refuses_to_start(tmp_path: Path) -> None:
-    command, args = server_command(), []
+    command, args = server_command(), list[str]()
     done = subprocess.run(
         [command, *args, "--http", "--port", "0"],
         capture_output=True,
@@ -292,3 +299,49 @@ async def test_a_2026_client_listening_over_http_hears_an_ingest(served: Served)
         ingest = await client.call_tool("kb_ingest", {"documents": [document]})
         assert not ingest.is_error, _text(ingest)
         assert isinstance(await anext(changes), ResourcesListChanged)
+
+
+@pytest.mark.parametrize("mode", ["legacy", MODERN])
+async def test_over_http_an_ingest_runs_as_a_task_that_only_its_token_sees(served: Served, mode: str) -> None:
+    era = "modern" if mode == MODERN else "legacy"
+    small, bulk = task_client.documents(3, f"small-{era}"), task_client.documents(100, f"bulk-{era}")
+    async with _http(served.writer) as http, _task_client(http, served.url, mode) as client:
+        if mode == MODERN:
+            created = await task_client.create(client, "kb_ingest", {"documents": small})
+            seen: list[IngestProgress] = []
+            ended = await task_client.poll(partial(task_client.get, client.session, created.task_id), seen=seen)
+            assert ended.status == "completed" and ended.result is not None
+            report = task_client.report_of(ended.result)
+            assert seen[-1] == IngestProgress(documents_done=3, documents_total=3, chunks_done=3)
+            task_id = created.task_id
+            big_id = (await task_client.create(client, "kb_ingest", {"documents": bulk})).task_id
+            fetch: Callable[[], Awaitable[Any]] = partial(task_client.get, client.session, big_id)
+            await task_client.poll(fetch, documents_done=1)
+            await task_client.cancel(client, big_id)
+        else:
+            task_id = (await task_client.create_legacy(client, "kb_ingest", {"documents": small})).task_id
+            report = task_client.report_of(await task_client.result_legacy(client, task_id))
+            big_id = (await task_client.create_legacy(client, "kb_ingest", {"documents": bulk})).task_id
+            fetch = partial(task_client.get_legacy, client, big_id)
+            await task_client.poll(fetch, documents_done=1)
+            assert (await task_client.cancel_legacy(client, big_id)).status == "cancelled"
+        assert [r.status for r in report.results] == ["added"] * 3
+        cancelled = await fetch()
+        assert cancelled.status == "cancelled"
+        await task_client.assert_whole(client, task_client.progress_of(cancelled).documents_done, f"bulk-{era}")
+    async with _http(served.reader) as http, _task_client(http, served.url, mode) as client:
+        for other in (task_id, big_id):
+            with pytest.raises(MCPError) as hidden:
+                await (
+                    task_client.get(client.session, other) if mode == MODERN else task_client.get_legacy(client, other)
+                )
+            assert hidden.value.error.code == INVALID_PARAMS  # as if it had never been issued
+        if mode == MODERN:  # a token that may not write gets the plain refusal, never a task
+            refused = await client.session.call_tool("kb_ingest", {"documents": small}, allow_claimed=True)
+            assert isinstance(refused, CallToolResult) and refused.is_error
+        else:
+            assert await task_client.list_legacy(client) == []
+
+
+def _task_client(http: httpx2.AsyncClient, url: str, mode: str) -> Client:
+    return Client(streamable_http_client(url, http_client=http), mode=mode, extensions=[Tasks()])
