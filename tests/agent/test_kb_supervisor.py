@@ -24,7 +24,7 @@ from sextant.agent.kb_supervisor import KbSupervisor
 from sextant.llm.chat import ChatEvent, ChatRequest
 from sextant.llm.factory import ModelChoice
 from sextant.llm.scripted import ScriptedModel, ScriptedTurn, search_call
-from tests.agent.test_app import ESPRESSO, agent_settings, parse_sse
+from tests.agent.app_client import ESPRESSO, agent_settings, parse_sse
 
 pytestmark = pytest.mark.slow
 

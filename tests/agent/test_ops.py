@@ -17,7 +17,7 @@ from sextant.kb.server import create_server
 from sextant.llm.chat import Usage
 from sextant.llm.factory import ModelChoice
 from sextant.llm.scripted import ScriptedTurn, search_call
-from tests.agent.test_app import DOSE, ESPRESSO, READY, agent_settings, quoted, scripted
+from tests.agent.app_client import DOSE, ESPRESSO, READY, agent_settings, quoted, scripted
 
 pytestmark = pytest.mark.slow
 

@@ -4,6 +4,7 @@ the request's own lifetime."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -103,3 +104,11 @@ def test_without_a_valid_traceparent_a_new_trace_is_minted_per_request(
     traces = [client.get("/seen", headers=headers).json()["trace_id"] for _ in range(2)]
     assert all(t is not None and len(t) == 32 and t != "0" * 32 for t in traces)
     assert traces[0] != traces[1]
+
+
+@pytest.mark.slow
+def test_request_ids_are_honoured_or_minted(client_for: Any) -> None:
+    client = client_for()
+    assert client.get("/health", headers={"X-Request-ID": "abc-123"}).headers["x-request-id"] == "abc-123"
+    minted = client.get("/health", headers={"X-Request-ID": "bad id with spaces"}).headers["x-request-id"]
+    assert minted != "bad id with spaces" and len(minted) == 32

@@ -8,7 +8,6 @@ import json
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -16,44 +15,20 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule, run_state_machine_as_test
 
-from sextant.agent.app import create_app
-from sextant.agent.budget import DailyBudget
-from sextant.agent.settings import AgentSettings
-from sextant.agent.state import AgentState
 from sextant.agent.sweeper import sweep
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
-from sextant.kb.server import create_server
 from sextant.kb.workspaces import DATABASE_PREFIX
-from sextant.llm.factory import ModelChoice
 from sextant.settings import KbSettings
+from tests.agent.app_client import TOPICS, add, agent_state, new_workspace, open_workspace_app
 from tests.chroma_process import running_chroma
 
 pytestmark = pytest.mark.slow
 
-TOPICS = {
-    "espresso": "A double espresso uses 18 grams of finely ground coffee and takes 25 to 30 seconds.",
-    "bees": "In early spring the beekeeper checks that the queen is laying and that honey stores last.",
-    "tax": "The self-employed file their tax return by the end of January with every receipt kept.",
-    "bread": "A sourdough starter is fed with equal weights of flour and water every twelve hours.",
-}
-
-
-def open_app(kb: KnowledgeBase, state_dir: Path, **overrides: Any) -> TestClient:
-    values = {"overviews": "off", "workspaces": "on", "rate_limit": 10_000, **overrides}
-    app = create_app(
-        AgentSettings(_env_file=None, **values),  # type: ignore[call-arg]
-        kb_server=create_server(kb, workspace_ttl_s=int(values.get("workspace_ttl", 3600))),
-        model=ModelChoice(None, "none", "no model in this test"),
-        budget=DailyBudget(1.0, state_dir / "spend.json"),
-        state_dir=state_dir,
-    )
-    return TestClient(app)
-
 
 @pytest.fixture
 def client(kb: KnowledgeBase, tmp_path: Path) -> Iterator[TestClient]:
-    with open_app(kb, tmp_path) as test_client:
+    with open_workspace_app(kb, tmp_path) as test_client:
         yield test_client
 
 
@@ -67,7 +42,7 @@ def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def either_kb(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder) -> Iterator[KnowledgeBase]:
     """The knowledge base on the embedded store, or on a real ``chroma run`` server."""
     url = request.getfixturevalue("chroma_url") if request.param == "server" else None
-    settings = KbSettings(chroma_url=url, chroma_dir=tmp_path / "store", _env_file=None)  # type: ignore[call-arg]
+    settings = KbSettings(chroma_url=url, chroma_dir=tmp_path / "store", _env_file=None)
     with KnowledgeBase.open(settings, embedder=embedder) as kb:
         yield kb
 
@@ -77,19 +52,6 @@ def server_workspaces(url: str) -> set[str]:
     with urllib.request.urlopen(f"{url}/api/v2/tenants/default_tenant/databases", timeout=10) as response:
         names = [d["name"] for d in json.load(response)]
     return {n.removeprefix(DATABASE_PREFIX) for n in names if n.startswith(DATABASE_PREFIX)}
-
-
-def new_workspace(client: TestClient) -> dict[str, str]:
-    response = client.post("/workspaces")
-    assert response.status_code == 201, response.text
-    return {"Authorization": f"Bearer {response.json()['token']}"}
-
-
-def add(client: TestClient, auth: dict[str, str], doc_id: str) -> None:
-    documents = [{"id": doc_id, "title": doc_id, "content": TOPICS[doc_id]}]
-    response = client.post("/ingest", json={"documents": documents}, headers=auth)
-    assert response.status_code == 200, response.text
-    assert response.json()["results"][0]["status"] in ("added", "unchanged")
 
 
 def listed(client: TestClient, auth: dict[str, str]) -> set[str]:
@@ -102,11 +64,6 @@ def cited(client: TestClient, auth: dict[str, str], question: str) -> set[str]:
     response = client.post("/query", json={"question": question}, headers=auth)
     assert response.status_code == 200, response.text
     return {s["document_id"] for s in response.json()["sources"]}
-
-
-def agent_state(client: TestClient) -> AgentState:
-    state: AgentState = client.app.state.agent  # type: ignore[attr-defined]
-    return state
 
 
 def test_every_scoped_route_needs_a_live_token(client: TestClient) -> None:
@@ -143,22 +100,8 @@ def test_deleting_a_workspace_removes_its_documents_and_kills_its_token(client: 
     assert listed(client, bob) == {"bees"}
 
 
-def test_an_expired_workspace_is_swept_with_its_store(client: TestClient, kb: KnowledgeBase) -> None:
-    alice = new_workspace(client)
-    add(client, alice, "espresso")
-    state = agent_state(client)
-    assert state.workspaces is not None
-    workspace = state.workspaces.resolve(alice["Authorization"].removeprefix("Bearer "))
-    assert workspace is not None
-    workspace.expires = 0.0  # aged by hand: the sweep reads the book, not the clock's history
-    assert client.get("/documents", headers=alice).status_code == 401
-    assert client.portal.call(sweep, state) == 1  # type: ignore[union-attr]
-    assert not (kb.settings.store_dir() / "workspaces" / workspace.id).exists()
-    assert state.workspaces.active() == 0
-
-
 def test_limits_refuse_with_their_name_and_value(kb: KnowledgeBase, tmp_path: Path) -> None:
-    with open_app(
+    with open_workspace_app(
         kb, tmp_path, max_workspaces=1, workspace_questions=1, workspace_documents=1, daily_uploads=3
     ) as client:
         alice = new_workspace(client)
@@ -181,7 +124,7 @@ def test_limits_refuse_with_their_name_and_value(kb: KnowledgeBase, tmp_path: Pa
 
 
 def test_workspace_routes_are_absent_in_single_user_mode(kb: KnowledgeBase, tmp_path: Path) -> None:
-    with open_app(kb, tmp_path, workspaces="off") as client:
+    with open_workspace_app(kb, tmp_path, workspaces="off") as client:
         assert client.post("/workspaces").status_code == 404
         assert client.get("/documents").status_code == 200  # no token needed: one person, one store
 
@@ -251,7 +194,7 @@ class CrossWorkspace(RuleBasedStateMachine):
 
 
 def test_no_cross_workspace_reads_or_deletes(either_kb: KnowledgeBase, tmp_path: Path) -> None:
-    with open_app(either_kb, tmp_path) as client:
+    with open_workspace_app(either_kb, tmp_path) as client:
         CrossWorkspace.client = client
         CrossWorkspace.kb = either_kb
         run_state_machine_as_test(
