@@ -44,11 +44,16 @@ SendProgress = Callable[[float, float, str], Coroutine[Any, Any, None]]
 
 DEFAULT_TTL_MS = 60 * 60 * 1000  # an hour to read the result; a client may ask for less (2025-11-25 `task.ttl`)
 MIN_TTL_MS = 1000
+MAX_WORKING = 4  # per caller: each working task holds a worker thread, and the embedder is shared anyway
 POLL_INTERVAL_MS = 500  # an embedding batch takes about this long on a laptop CPU
 
 
 class TaskNotFound(LookupError):
     """No task of this caller has this id (never issued, another caller's, or expired)."""
+
+
+class TooManyTasks(RuntimeError):
+    """The caller has as many tasks working as it may (waiting for one to end fixes it)."""
 
 
 class TaskEnded(ValueError):
@@ -159,11 +164,17 @@ class IngestTasks:
         """Create a task and start ``work``; the task can be read before this returns (created, then answered).
 
         Raises:
+            TooManyTasks: this owner already has ``MAX_WORKING`` tasks working.
             RuntimeError: the server is not running (no task group).
         """
         if self._group is None:
             raise RuntimeError("tasks run only while the server runs (IngestTasks.running)")
-        self._purge()
+        working = [t for t in self.owned_by(owner) if t.status == "working"]
+        if len(working) >= MAX_WORKING:
+            raise TooManyTasks(
+                f"{len(working)} ingests of this caller are already running as tasks, the most at once: "
+                "wait for one to end (tasks/get) or cancel one (tasks/cancel), then call again"
+            )
         now = self.clock()
         keep = self.ttl_ms if ttl_ms is None else min(max(ttl_ms, MIN_TTL_MS), self.ttl_ms)
         task = IngestTask(
@@ -200,7 +211,7 @@ class IngestTasks:
             TaskEnded: it had already ended.
         """
         task = self.get(owner, task_id)
-        if task.status != "working" or task.cancel_requested:
+        if task.status != "working":
             raise TaskEnded(f"task {task_id} has already ended ({task.status}); there is nothing to cancel")
         task.cancel_requested = True
         await task.ended.wait()

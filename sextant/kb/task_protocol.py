@@ -32,6 +32,7 @@ from mcp.server.mcpserver import require_client_extension
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INVALID_PARAMS,
+    METHOD_NOT_FOUND,
     CallToolRequestParams,
     CallToolResult,
     CancelTaskRequestParams,
@@ -47,7 +48,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
 
 from sextant.contract.tasks import INGEST_PROGRESS_META, TASKS_EXTENSION
-from sextant.kb.ingest_tasks import POLL_INTERVAL_MS, IngestTask, IngestTasks, TaskEnded, TaskNotFound
+from sextant.kb.ingest_tasks import POLL_INTERVAL_MS, IngestTask, IngestTasks, TaskEnded, TaskNotFound, TooManyTasks
 
 LEGACY_VERSION = "2025-11-25"  # the one handshake revision with tasks
 RELATED_TASK_META = "io.modelcontextprotocol/related-task"
@@ -115,13 +116,19 @@ class IngestTasksExtension(Extension):
         self, params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
         if not self._runs_as_task(params, ctx):
+            if ctx.protocol_version == LEGACY_VERSION and params.task is not None:
+                # That revision's answer to a task asked of a tool whose execution.taskSupport is "forbidden".
+                raise MCPError(METHOD_NOT_FOUND, f"{params.name} does not run as a task; call it without `task`")
             return await call_next(ctx)
         legacy = ctx.protocol_version == LEGACY_VERSION
         # 2026-07-28 servers ignore a `task` param: the server alone decides there.
         ttl_ms = params.task.ttl if legacy and params.task is not None else None
-        task = self.tasks.start(caller(), params.name, partial(_tool_result, call_next, ctx), ttl_ms=ttl_ms)
+        try:
+            task = self.tasks.start(caller(), params.name, partial(_tool_result, call_next, ctx), ttl_ms=ttl_ms)
+        except TooManyTasks as exc:
+            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
         if not legacy:
-            return _modern(task, CreatedTask)
+            return _modern(task, CreatedTask, ctx.protocol_version)
         # legacy_middleware turns this into the CreateTaskResult; a client that ignores tasks can read it too.
         text = f"{params.name} runs as task {task.id}: poll tasks/get with it, and read tasks/result when it has ended."
         return CallToolResult(content=[TextContent(type="text", text=text)], _meta=_related(task))
@@ -228,7 +235,7 @@ def _progress_meta(task: IngestTask) -> dict[str, Any]:
         return {INGEST_PROGRESS_META: task.progress.model_dump(mode="json")}
 
 
-def _modern(task: IngestTask, shape: type[TaskFields], version: str = "") -> dict[str, Any]:
+def _modern(task: IngestTask, shape: type[TaskFields], version: str) -> dict[str, Any]:
     """The task on the 2026-07-28 wire, as a ``CreatedTask`` or a ``DetailedTask``."""
     fields: dict[str, Any] = {
         "task_id": task.id,

@@ -10,7 +10,15 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent
 
-from sextant.kb.ingest_tasks import MIN_TTL_MS, IngestReporter, IngestTasks, TaskEnded, TaskNotFound
+from sextant.kb.ingest_tasks import (
+    MAX_WORKING,
+    MIN_TTL_MS,
+    IngestReporter,
+    IngestTasks,
+    TaskEnded,
+    TaskNotFound,
+    TooManyTasks,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -50,6 +58,23 @@ async def test_a_task_ends_with_its_result_and_only_its_owner_sees_it() -> None:
         release.set()
         await task.ended.wait()
     assert task.status == "completed" and task.result == _result("done") and task.error is None
+
+
+async def test_a_caller_runs_at_most_max_working_tasks_at_once_and_others_are_not_held_up() -> None:
+    release = anyio.Event()
+
+    async def work() -> CallToolResult:
+        await release.wait()
+        return _result("done")
+
+    async with IngestTasks().running() as tasks:
+        first = [tasks.start("alice", "kb_ingest", work) for _ in range(MAX_WORKING)]
+        with pytest.raises(TooManyTasks, match="wait for one to end"):
+            tasks.start("alice", "kb_ingest", work)
+        tasks.start("bob", "kb_ingest", work)
+        release.set()
+        await first[0].ended.wait()
+        tasks.start("alice", "kb_ingest", work)  # one ended: room again
 
 
 async def test_a_protocol_error_or_a_crash_fails_the_task_with_the_error() -> None:

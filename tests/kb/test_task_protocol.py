@@ -11,7 +11,7 @@ from functools import partial
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, CallToolResult
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY, CallToolResult
 
 from sextant.contract.tasks import TASKS_EXTENSION, IngestProgress
 from sextant.kb.knowledge_base import KnowledgeBase
@@ -98,9 +98,11 @@ async def test_a_2025_client_sees_the_capability_and_task_support_and_reads_task
         assert supported == TASK_TOOLS
         assert all(t.annotations and t.output_schema for t in tools.values())  # typed and annotated as before
 
-        task_client.report_of(
-            await client.call_tool("kb_ingest", {"documents": task_client.documents(1, "plain")})
-        )  # no task asked
+        plain = await client.call_tool("kb_ingest", {"documents": task_client.documents(1, "plain")})
+        task_client.report_of(plain)  # no task asked: the plain result
+        with pytest.raises(MCPError) as forbidden:  # only the tools that say taskSupport "optional" run as tasks
+            await task_client.create_legacy(client, "kb_search", {"query": "heron"})
+        assert forbidden.value.error.code == METHOD_NOT_FOUND
         task = await task_client.create_legacy(
             client, "kb_ingest", {"documents": task_client.documents(4)}, ttl_ms=120_000
         )
