@@ -75,9 +75,11 @@ async def assert_whole(client: Client, stored: int, prefix: str = "note") -> Non
     assert stats["chunks"] == stats["lexical_chunks"] == sum(d["chunks"] for d in listed["documents"])
 
 
-async def create(client: Client, tool: str, arguments: dict[str, Any]) -> CreatedTask:
+async def create(
+    client: Client, tool: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None
+) -> CreatedTask:
     """A 2026-07-28 call that the server answers with a task."""
-    created = await client.session.call_tool(tool, arguments, allow_claimed=True)
+    created = await client.session.call_tool(tool, arguments, meta=meta, allow_claimed=True)  # type: ignore[arg-type]
     assert isinstance(created, CreatedTask), created
     return created
 

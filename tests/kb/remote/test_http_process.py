@@ -307,7 +307,10 @@ async def test_over_http_an_ingest_runs_as_a_task_that_only_its_token_sees(serve
     small, bulk = task_client.documents(3, f"small-{era}"), task_client.documents(100, f"bulk-{era}")
     async with _http(served.writer) as http, _task_client(http, served.url, mode) as client:
         if mode == MODERN:
-            created = await task_client.create(client, "kb_ingest", {"documents": small})
+            # The work runs after the answer, still as this token: it cannot pick a workspace through _meta either.
+            created = await task_client.create(
+                client, "kb_ingest", {"documents": small}, {"sextant/workspace": "c" * 32}
+            )
             seen: list[IngestProgress] = []
             ended = await task_client.poll(partial(task_client.get, client.session, created.task_id), seen=seen)
             assert ended.status == "completed" and ended.result is not None
@@ -326,6 +329,7 @@ async def test_over_http_an_ingest_runs_as_a_task_that_only_its_token_sees(serve
             await task_client.poll(fetch, documents_done=1)
             assert (await task_client.cancel_legacy(client, big_id)).status == "cancelled"
         assert [r.status for r in report.results] == ["added"] * 3
+        await task_client.assert_whole(client, 3, f"small-{era}")  # in the token's store
         cancelled = await fetch()
         assert cancelled.status == "cancelled"
         await task_client.assert_whole(client, task_client.progress_of(cancelled).documents_done, f"bulk-{era}")
