@@ -45,7 +45,7 @@ SendProgress = Callable[[float, float, str], Coroutine[Any, Any, None]]
 DEFAULT_TTL_MS = 60 * 60 * 1000  # an hour to read the result; a client may ask for less (2025-11-25 `task.ttl`)
 MIN_TTL_MS = 1000
 MAX_WORKING = 4  # per caller: each working task holds a worker thread, and the embedder is shared anyway
-POLL_INTERVAL_MS = 500  # an embedding batch takes about this long on a laptop CPU
+POLL_INTERVAL_MS = 500  # a poll is a dict read; twice a second shows each document ending soon enough
 
 
 class TaskNotFound(LookupError):
