@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 import mcp_types as types
@@ -19,7 +19,7 @@ from mcp.client import ClaimContext, ClientExtension, ResultClaim
 
 from sextant.contract.results import IngestReport
 from sextant.contract.tasks import INGEST_PROGRESS_META, TASKS_EXTENSION, IngestProgress
-from sextant.kb.task_protocol import CreatedTask, DetailedTask
+from sextant.kb.task_protocol import CreatedTask, DetailedTask, UpdateTaskParams
 
 ENDED = ("completed", "failed", "cancelled")
 POLL_S = 0.1  # faster than the server suggests: the tests' ingests are short
@@ -31,6 +31,12 @@ class Get(types.GetTaskRequest):
 
 
 class Cancel(types.CancelTaskRequest):
+    name_param = "taskId"
+
+
+class Update(types.Request[UpdateTaskParams, Literal["tasks/update"]]):
+    method: Literal["tasks/update"] = "tasks/update"
+    params: UpdateTaskParams
     name_param = "taskId"
 
 
@@ -90,6 +96,11 @@ async def get(session: Any, task_id: str) -> DetailedTask:
 
 async def cancel(client: Client, task_id: str) -> None:
     await client.session.send_request(Cancel(params=types.CancelTaskRequestParams(task_id=task_id)), types.Result)
+
+
+async def update(client: Client, task_id: str, responses: dict[str, Any]) -> None:
+    params = UpdateTaskParams(task_id=task_id, input_responses=responses)
+    await client.session.send_request(Update(params=params), types.Result)
 
 
 async def poll(

@@ -41,6 +41,7 @@ async def test_a_2026_client_gets_a_task_polls_its_progress_and_reads_the_plain_
         assert seen[-1] == IngestProgress(documents_done=6, documents_total=6, chunks_done=6)
         assert all(p.documents_total in (0, 6) for p in seen)  # 0 only before the ingest has begun
         assert "6 of 6 documents" in (ended.status_message or "")
+        await task_client.update(client, created.task_id, {"never-asked": {"action": "accept"}})  # ignored
         await task_client.assert_whole(client, 6)
         # The extension's own resolver polls to the end, so call_tool returns the plain result as before.
         resolved = await client.call_tool("kb_ingest", {"documents": task_client.documents(2, "more")})
@@ -69,9 +70,10 @@ async def test_without_the_extension_a_2026_call_is_plain_and_task_calls_are_ref
             await task_client.get(client.session, "any")
         assert refused.value.error.code == MISSING_REQUIRED_CLIENT_CAPABILITY
     async with Client(create_server(kb), extensions=[Tasks()]) as client:
-        with pytest.raises(MCPError) as unknown:
-            await task_client.get(client.session, "never-issued")
-        assert unknown.value.error.code == INVALID_PARAMS
+        for verb in (partial(task_client.get, client.session), partial(task_client.update, client, responses={})):
+            with pytest.raises(MCPError) as unknown:
+                await verb("never-issued")
+            assert unknown.value.error.code == INVALID_PARAMS
 
 
 async def test_a_tool_error_completes_a_2026_task_and_fails_a_2025_one(kb: KnowledgeBase) -> None:
