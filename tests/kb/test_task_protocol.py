@@ -6,6 +6,7 @@ tasks/get. 2025-11-25 (experimental tasks): a client that asks with ``task`` get
 
 from __future__ import annotations
 
+import base64
 from functools import partial
 
 import pytest
@@ -130,3 +131,13 @@ async def test_a_2025_cancel_answers_cancelled_and_leaves_only_whole_documents(k
         await task_client.assert_whole(
             client, task_client.progress_of(await task_client.get_legacy(client, task.task_id)).documents_done
         )
+
+
+async def test_a_kb_upload_runs_as_a_task_too(kb: KnowledgeBase) -> None:
+    upload = {"filename": "heron.md", "content_base64": base64.b64encode(b"# Herons\nHerons nest in reeds.").decode()}
+    async with Client(create_server(kb), extensions=[Tasks()]) as client:
+        created = await task_client.create(client, "kb_upload", upload)
+        ended = await task_client.poll(partial(task_client.get, client.session, created.task_id))
+        assert ended.status == "completed" and ended.result is not None
+        assert [(r.id, r.status) for r in task_client.report_of(ended.result).results] == [("heron", "added")]
+        assert task_client.progress_of(ended) == IngestProgress(documents_done=1, documents_total=1, chunks_done=1)
