@@ -1,4 +1,4 @@
-"""Orchestration: ingest, search, list, read and forget, over one store and its BM25 index."""
+"""Orchestration: ingest, search, list, read and forget, over one store and the indexes derived from it."""
 
 from __future__ import annotations
 
@@ -7,10 +7,8 @@ import hashlib
 import json
 import logging
 import re
-import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,8 +23,9 @@ from sextant.contract.results import (
     SkippedPageInfo,
     Stats,
 )
-from sextant.kb.ann.live import LiveIndex
-from sextant.kb.chunking import Chunk, ChunkingConfig, chunk_document
+from sextant.kb.chunk_meta import ChunkMeta
+from sextant.kb.chunking import ChunkingConfig, chunk_document
+from sextant.kb.derived_indexes import FETCH_BATCH, DerivedIndexes, lexical_dir
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder, load_embedder, load_query_encoder
 from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
@@ -35,7 +34,7 @@ from sextant.kb.originals import Originals, is_pdf
 from sextant.kb.parsing import too_many_chars_reason
 from sextant.kb.rerank import Reranker
 from sextant.kb.search import Searcher
-from sextant.kb.store import OVERVIEW, ChunkBatch, ChunkStore, DocumentRecord, StoredChunk
+from sextant.kb.store import ChunkBatch, ChunkStore, DocumentRecord, StoredChunk
 from sextant.settings import KbSettings
 
 log = logging.getLogger(__name__)
@@ -44,13 +43,6 @@ log = logging.getLogger(__name__)
 CHUNKER_VERSION = 1
 DOC_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 EMBED_BATCH = 32
-# Every this-many-th refresh check compares chunk ids even when the store's counter and count match ours: two
-# writers that both stored generation g + 1 (a lost bump) and kept the count leave nothing else to notice.
-FULL_DIFF_EVERY = 30
-FETCH_BATCH = 1000
-# Chunk metadata: a digest of the exact text the chunk's vector was embedded from, so a later version (or a
-# renamed file) reuses the vector only for the same text, whatever the title, section or indexing policy then.
-DENSE_KEY = "dense_key"
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, message)``: called as a document's chunks are embedded."""
@@ -77,7 +69,7 @@ def validate_document_id(doc_id: str) -> str:
 
 
 class KnowledgeBase:
-    """One knowledge base: its embedder, store, BM25 index and reranker."""
+    """One knowledge base: its embedder, store, derived indexes (BM25, ANN) and reranker."""
 
     def __init__(
         self,
@@ -98,9 +90,8 @@ class KnowledgeBase:
         self.chunking = ChunkingConfig(target=settings.chunk_tokens)
         self.originals = Originals.of_store(settings.store_dir())
         self.location = settings.chroma_url or str(settings.store_dir())  # what kb_stats and an empty search name
-        self.ann: LiveIndex | None = None  # None: Chroma's own index serves dense retrieval
-        if settings.ann_index != "chroma":
-            self.ann = LiveIndex.open(settings.ann_index, _ann_dir(settings), embedder.dim, settings.ann_params())
+        self.indexes = DerivedIndexes.for_settings(settings, store, lexical, policy)
+        self.ann = self.indexes.ann  # None: Chroma's own index serves dense retrieval
         self.searcher = Searcher(
             query_encoder or embedder,
             store,
@@ -110,21 +101,10 @@ class KnowledgeBase:
             rerank_fusion=settings.rerank_fusion,
             rerank_candidates=settings.rerank_candidates,
             ann=self.ann,
-            refresh=self._refresh_before_search,
+            refresh=self.indexes.refresh_before_search,
             location=self.location,
         )
         self.search = self.searcher.search
-        # One writer at a time: the store and the BM25 index must change together.
-        self._write_lock = threading.Lock()
-        self._deferred_saves = 0
-        # The store's (generation, chunk count) the caches reflect; read before syncing, so a write by another
-        # client during the sync shows as a difference at the next check rather than being missed.
-        self._synced = (store.generation, store.chunk_count())
-        self._next_check = 0.0
-        self._checks = 0
-        self._followed_unsaved = False  # a refresh changed the caches; saved at the next write or at close
-        self._sync_lexical()
-        self._sync_ann()
 
     @classmethod
     def open(
@@ -164,7 +144,7 @@ class KnowledgeBase:
             database=settings.chroma_database,
         )
         store.repair()
-        lexical = LexicalIndex.open(_lexical_dir(settings))
+        lexical = LexicalIndex.open(lexical_dir(settings))
         reranker = reranker or Reranker(
             settings.reranker, threads=settings.threads, precision=settings.rerank_precision
         )
@@ -173,9 +153,8 @@ class KnowledgeBase:
     def close(self) -> None:
         """Release the store once the current write (if any) has finished; the knowledge base cannot be used
         afterwards."""
-        with self._write_lock:
-            if self._followed_unsaved:
-                self._save_lexical(self._synced[0])
+        with self.indexes.lock:
+            self.indexes.save_followed()
             self.store.close()
 
     def __enter__(self) -> KnowledgeBase:
@@ -221,7 +200,7 @@ class KnowledgeBase:
         kept = original if original is not None and is_pdf(original) else None
         if previous is not None and previous.content_hash == content_hash:
             if kept is not None and self.originals.get(doc_id) is None:  # stored before originals were kept
-                with self._write_lock:
+                with self.indexes.lock:
                     self._replace_original(doc_id, kept)
             return IngestOutcome(
                 id=doc_id,
@@ -254,36 +233,33 @@ class KnowledgeBase:
             sections=doc.sections,
             file_hash=file_hash,
         )
-        metas = [_chunk_meta(record, c) for c in chunks]
-        dense_texts = [index_text(c.text, m, self.policy.dense_context) for c, m in zip(chunks, metas, strict=True)]
-        for meta, dense in zip(metas, dense_texts, strict=True):
-            meta[DENSE_KEY] = _dense_key(dense)
+        plain = [ChunkMeta.of_chunk(record, c) for c in chunks]
+        dense_texts = [
+            index_text(c.text, m.to_chroma(), self.policy.dense_context) for c, m in zip(chunks, plain, strict=True)
+        ]
+        metas = [dataclasses.replace(m, dense_key=_dense_key(d)) for m, d in zip(plain, dense_texts, strict=True)]
         # An update names its own id here: read it once, or its chunk ids reach the store twice in one get.
         other = self.store.get_document(reuse_vectors_of) if reuse_vectors_of not in (None, doc_id) else None
         reusable = [r for r in (previous, other) if r is not None]
         known = self._stored_vectors(reusable)
         vectors = np.zeros((len(chunks), self.embedder.dim), np.float32)
-        missing = [i for i, meta in enumerate(metas) if meta[DENSE_KEY] not in known]
+        missing = [i for i, meta in enumerate(metas) if meta.dense_key not in known]
         for i, meta in enumerate(metas):
-            if meta[DENSE_KEY] in known:
-                vectors[i] = known[str(meta[DENSE_KEY])]
+            if meta.dense_key in known:
+                vectors[i] = known[meta.dense_key]
         for lo in range(0, len(missing), EMBED_BATCH):
             part = missing[lo : lo + EMBED_BATCH]
             vectors[part] = self.embedder.embed([dense_texts[i] for i in part])
             if progress:
                 progress(min(lo + EMBED_BATCH, len(missing)), len(missing), f"embedding {doc_id}")
-        batch = ChunkBatch(texts=[c.text for c in chunks], metas=metas, vectors=vectors)
-        with self._write_lock:
+        batch = ChunkBatch(texts=[c.text for c in chunks], metas=[m.to_chroma() for m in metas], vectors=vectors)
+        added = [
+            StoredChunk(cid, text, meta)
+            for cid, text, meta in zip(record.chunk_ids(), batch.texts, batch.metas, strict=True)
+        ]
+        with self.indexes.lock:
             generation = self.store.write_document(record, batch)
-            self.lexical.remove(previous.chunk_ids() if previous else [])
-            self.lexical.add(
-                record.chunk_ids(),
-                [index_text(c.text, m, self.policy.lexical_context) for c, m in zip(chunks, metas, strict=True)],
-            )
-            if self.ann is not None:
-                self.ann.remove(previous.chunk_ids() if previous else [])
-                self.ann.add(record.chunk_ids(), batch.vectors)
-            self._committed(generation, len(record.chunk_ids()) - (len(previous.chunk_ids()) if previous else 0))
+            self.indexes.commit(generation, previous.chunk_ids() if previous else [], added, batch.vectors)
             self._replace_original(doc_id, kept)
         status: Literal["added", "replaced"] = "replaced" if previous is not None else "added"
         return IngestOutcome(
@@ -303,9 +279,9 @@ class KnowledgeBase:
         known: dict[str, np.ndarray] = {}
         for lo in range(0, len(ids), FETCH_BATCH):
             for chunk in self.store.get_chunks(ids[lo : lo + FETCH_BATCH], vectors=True):
-                key = chunk.meta.get(DENSE_KEY)  # absent on chunks stored before vectors were reused
+                key = ChunkMeta.from_chroma(chunk.meta).dense_key  # empty on chunks stored before vectors were reused
                 if key and chunk.vector is not None:
-                    known[str(key)] = chunk.vector
+                    known[key] = chunk.vector
         return known
 
     def set_overview(self, doc_id: str, overview: str, *, version: str | None = None) -> DocumentInfo:
@@ -320,7 +296,7 @@ class KnowledgeBase:
         text = " ".join(overview.split())
         if not text:
             raise KnowledgeBaseError("the overview is empty")
-        with self._write_lock:
+        with self.indexes.lock:
             record = self.store.get_document(doc_id)
             if record is None:
                 raise KnowledgeBaseError(f"no document with id {doc_id!r}; kb_list shows the ids")
@@ -329,16 +305,13 @@ class KnowledgeBase:
                     f"{doc_id!r} has changed since version {version!r} (now {record.version!r}); "
                     "write the overview from the current content"
                 )
-            meta = {**_document_meta(record), "kind": OVERVIEW, "index": -1, "start": 0, "end": 0, "section": ""}
+            meta = ChunkMeta.of_overview(record).to_chroma()
             vector = self.embedder.embed([index_text(text, meta, self.policy.dense_context)])[0]
             generation = self.store.write_overview(record, text, meta, vector)
-            cid = record.overview_id()
-            self.lexical.remove([cid])
-            self.lexical.add([cid], [index_text(text, meta, self.policy.lexical_context)])
-            if self.ann is not None:  # the overview is a chunk like the others, for dense retrieval too
-                self.ann.remove([cid])
-                self.ann.add([cid], vector[None, :])
-            self._committed(generation, 0 if record.overview else 1)
+            cid = record.overview_id()  # a chunk like the others, for both retrievers
+            self.indexes.commit(
+                generation, [cid] if record.overview else [], [StoredChunk(cid, text, meta)], vector[None, :]
+            )
         return _info(dataclasses.replace(record, overview=text))
 
     def forget(self, doc_id: str) -> int:
@@ -347,14 +320,11 @@ class KnowledgeBase:
         Raises:
             KnowledgeBaseError: there is no document with that id.
         """
-        with self._write_lock:
+        with self.indexes.lock:
             if self.store.get_document(doc_id) is None:
                 raise KnowledgeBaseError(f"no document with id {doc_id!r}; `sextant-forget --list` shows the ids")
             removed = self.store.delete_document(doc_id)
-            self.lexical.remove(removed)
-            if self.ann is not None:
-                self.ann.remove(removed)
-            self._committed(self.store.generation, -len(removed))
+            self.indexes.commit(self.store.generation, removed)
             self._replace_original(doc_id, None)
         return len(removed)
 
@@ -372,33 +342,12 @@ class KnowledgeBase:
         except OSError as exc:
             log.warning("%s: an earlier version's original could not be removed: %s", doc_id, exc)
 
-    @contextmanager
-    def batch(self) -> Iterator[None]:
-        """Ingest many documents with one BM25 save at the end instead of one per document.
+    def batch(self) -> AbstractContextManager[None]:
+        """Ingest many documents with one save of the derived indexes at the end instead of one per document.
 
-        Safe on a crash: the saved index is then behind the store and is rebuilt at the next open.
+        Safe on a crash: the saved indexes are then behind the store and are rebuilt at the next open.
         """
-        with self._write_lock:
-            self._deferred_saves += 1
-        try:
-            yield
-        finally:
-            with self._write_lock:
-                self._deferred_saves -= 1
-                if not self._deferred_saves:
-                    self._save_lexical(self._synced[0])
-
-    def _save_lexical(self, generation: int) -> None:
-        """Save the BM25 index (and the ANN index, if any) at the store's generation, unless a batch will
-        save them at its end."""
-        if self._deferred_saves:
-            return
-        self.lexical.save(generation=generation)
-        self._followed_unsaved = False
-        if self.ann is not None:
-            if self.ann.needs_rebuild(self.store.chunk_count()):
-                self.ann.rebuild(*self.chunk_vectors())
-            self.ann.save(generation)
+        return self.indexes.batch()
 
     def _content_hash(self, doc: LoadedDocument, source: str, category: str, file_hash: str) -> str:
         spans = json.dumps([[asdict(s) for s in group] for group in (doc.pages, doc.sections, doc.tables)])
@@ -417,114 +366,13 @@ class KnowledgeBase:
         key = json.dumps([*parts, file_hash] if file_hash else parts)
         return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
-    # --- following other writers --------------------------------------------------------------
-    #
-    # The caches (BM25, ANN) are this process's; the store may be written by others: replicas on one
-    # Chroma server, or sextant-ingest beside sextant-kb on one folder. learning/scale.md has the design.
-
     def refresh(self, *, full: bool = False) -> bool:
-        """Bring the caches up to the store's changes by other clients; returns whether they changed.
-
-        Costs two small reads when nothing changed; otherwise (or with ``full``) one listing of the
-        document records plus a fetch of the chunks that are new to this process. The caches are saved
-        at this process's next write or at ``close``, not here: a save (snapshot, fsync) costs several
-        times the catch-up itself, and a search waits for this.
-        """
-        with self._write_lock:
-            return self._refresh(full=full)
-
-    def _refresh_before_search(self) -> None:
-        now = time.monotonic()
-        # A write of this process under way brings the caches along; the search need not wait for it.
-        if now < self._next_check or not self._write_lock.acquire(blocking=False):
-            return
-        try:
-            if now < self._next_check:  # another search checked while this one waited for the lock
-                return
-            self._next_check = now + self.settings.lexical_refresh_s
-            self._checks += 1
-            self._refresh(full=self._checks % FULL_DIFF_EVERY == 0)
-        finally:
-            self._write_lock.release()
-
-    def _refresh(self, *, full: bool) -> bool:
-        """Diff the caches against the live chunk ids when the store moved (or ``full``); the caller holds
-        the write lock."""
-        state = (self.store.generation, self.store.chunk_count())  # before the listing: never stamp too new
-        if state == self._synced and not full:
-            return False
-        live = [cid for record in self.store.list_documents() for cid in record.chunk_ids()]
-        changed = self._follow(live)
-        if changed:
-            log.info("the store was changed by another client: %d chunks indexed now", len(self.lexical))
-            self._followed_unsaved = True
-        self._synced = state
-        return changed
-
-    def _follow(self, live: list[str]) -> bool:
-        """Make the caches hold exactly the ``live`` chunk ids: drop the others, fetch and add the missing."""
-        keep = set(live)
-        in_lexical = set(self.lexical.ids())
-        in_ann = self.ann.ids() if self.ann is not None else keep
-        gone_lexical, gone_ann = in_lexical - keep, in_ann - keep
-        missing = [cid for cid in live if cid not in in_lexical or cid not in in_ann]
-        self.lexical.remove(gone_lexical)
-        if self.ann is not None:
-            self.ann.remove(list(gone_ann))
-        for lo in range(0, len(missing), FETCH_BATCH):
-            # A chunk replaced since the listing is simply not found; the generation it moved shows next time.
-            chunks = self.store.get_chunks(missing[lo : lo + FETCH_BATCH], vectors=self.ann is not None)
-            lexical = [c for c in chunks if c.id not in in_lexical]
-            self.lexical.add(
-                [c.id for c in lexical], [index_text(c.text, c.meta, self.policy.lexical_context) for c in lexical]
-            )
-            dense = [(c.id, c.vector) for c in chunks if c.id not in in_ann and c.vector is not None]
-            if self.ann is not None and dense:
-                self.ann.add([cid for cid, _ in dense], np.stack([v for _, v in dense]))
-        return bool(gone_lexical or gone_ann or missing)
-
-    def _committed(self, generation: int, chunk_delta: int) -> None:
-        """After a write of ours, already applied to the caches: stamp them, or diff with the store first when
-        another client wrote since our last sync (the generation did not move by exactly our one bump)."""
-        expected = self._synced[0] + 1
-        self._synced = (generation, self._synced[1] + chunk_delta)
-        if generation != expected:
-            self._refresh(full=True)
-        self._save_lexical(self._synced[0])
-
-    def _sync_lexical(self) -> None:
-        """Rebuild the BM25 cache from the store when it is missing or behind (another writer, a crash)."""
-        if self.lexical.generation == self.store.generation and len(self.lexical) == self.store.chunk_count():
-            return
-        log.info("rebuilding the BM25 index from the store (%d chunks)", self.store.chunk_count())
-        self.lexical.clear()
-        for chunks in self.store.iter_chunks():
-            self.lexical.add(
-                [c.id for c in chunks], [index_text(c.text, c.meta, self.policy.lexical_context) for c in chunks]
-            )
-        self.lexical.save(generation=self.store.generation)
-
-    def _sync_ann(self) -> None:
-        """Rebuild the ANN index from the store when it is missing, behind, or built with other knobs."""
-        if self.ann is None:
-            return
-        if self.ann.generation == self.store.generation and len(self.ann) == self.store.chunk_count():
-            return
-        log.info("building the %s index from the store (%d chunks)", self.ann.kind, self.store.chunk_count())
-        self.ann.rebuild(*self.chunk_vectors())
-        self.ann.save(self.store.generation)
+        """Bring the derived indexes up to the store's changes by other clients (``DerivedIndexes.refresh``)."""
+        return self.indexes.refresh(full=full)
 
     def chunk_vectors(self, batch: int = 1000) -> tuple[list[str], np.ndarray]:
         """Every chunk id in the store and its vector (rows in the same order)."""
-        ids = [cid for record in self.store.list_documents() for cid in record.chunk_ids()]
-        vectors = np.zeros((len(ids), self.embedder.dim), np.float32)
-        found: list[str] = []
-        for lo in range(0, len(ids), batch):
-            for chunk in self.store.get_chunks(ids[lo : lo + batch], vectors=True):
-                assert chunk.vector is not None
-                vectors[len(found)] = chunk.vector
-                found.append(chunk.id)
-        return found, vectors[: len(found)]
+        return self.indexes.chunk_vectors(batch)
 
     # --- reading --------------------------------------------------------------------------
 
@@ -579,44 +427,6 @@ class KnowledgeBase:
             store=self.location,
             lexical_chunks=len(self.lexical),
         )
-
-
-def _ann_dir(settings: KbSettings) -> Path:
-    """Beside the BM25 cache, under the same per-server tag."""
-    lexical = _lexical_dir(settings)
-    return lexical.with_name(lexical.name.replace("bm25", "ann", 1))
-
-
-def _lexical_dir(settings: KbSettings) -> Path:
-    if settings.chroma_url:
-        # A server's BM25 cache is kept per server URL (and database) on this machine.
-        server = settings.chroma_url + (f"/{settings.chroma_database}" if settings.chroma_database else "")
-        tag = hashlib.sha256(server.encode()).hexdigest()[:12]
-        return settings.store_dir() / f"bm25-{tag}"
-    return settings.store_dir() / "bm25"
-
-
-def _document_meta(record: DocumentRecord) -> dict[str, str | int]:
-    """What every chunk of a document carries about the document."""
-    return {"doc_id": record.id, "title": record.title, "source": record.source, "category": record.category}
-
-
-def _chunk_meta(record: DocumentRecord, chunk: Chunk) -> dict[str, str | int]:
-    meta: dict[str, str | int] = {
-        **_document_meta(record),
-        "index": chunk.index,
-        "start": chunk.start,
-        "end": chunk.end,
-        "kind": chunk.kind,
-        "prefix_chars": len(chunk.prefix),
-        "section": chunk.section,
-        "pages": ",".join(str(p) for p in chunk.pages),
-        "rows": ",".join(str(r) for r in chunk.rows),
-    }
-    if chunk.page is not None:
-        meta["page"] = chunk.page.number
-        meta["page_label"] = chunk.page.label
-    return meta
 
 
 def _dense_key(dense_text: str) -> str:

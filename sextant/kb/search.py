@@ -20,6 +20,7 @@ import numpy as np
 from sextant.contract.results import DetailLevel, Hit, ScoredBy, Scores, SearchMode, SearchResult
 from sextant.kb.abstention import AbstentionRule
 from sextant.kb.ann.live import LiveIndex
+from sextant.kb.chunk_meta import ChunkMeta
 from sextant.kb.embeddings import Embedder
 from sextant.kb.fusion import RRF_K, cap_per_document, reciprocal_rank_fusion
 from sextant.kb.lexical import LexicalHit, LexicalIndex, matched_terms
@@ -265,28 +266,27 @@ class _Clock:
 
 
 def _hit(rank: int, cand: _Candidate, terms: list[str], scored_by: ScoredBy, detail: DetailLevel) -> Hit:
-    meta = cand.chunk.meta
-    page = meta.get("page")
-    doc_id = cand.doc_id
+    meta = ChunkMeta.from_chroma(cand.chunk.meta)
+    doc_id = meta.doc_id
     return Hit(
         rank=rank,
         chunk_id=cand.chunk.id,
         document_id=doc_id,
-        title=str(meta.get("title", doc_id)),
-        source=str(meta.get("source", "")),
-        page=int(page) if page is not None else None,
-        page_label=str(meta["page_label"]) if meta.get("page_label") is not None else None,
-        pages=[int(p) for p in str(meta.get("pages", "")).split(",") if p],
-        section=str(meta.get("section") or "") or None,
-        kind=meta["kind"] if meta.get("kind") in ("table", "overview") else "text",
-        table_rows=[int(r) for r in str(meta.get("rows", "")).split(",") if r],
-        start=int(meta["start"]),
-        end=int(meta["end"]),
+        title=meta.title,
+        source=meta.source,
+        page=meta.page,
+        page_label=meta.page_label,
+        pages=list(meta.pages),
+        section=meta.section or None,
+        kind=meta.kind,
+        table_rows=list(meta.rows),
+        start=meta.start,
+        end=meta.end,
         text=_text_for(cand.chunk.text, terms, detail),
         scored_by=scored_by,
         scores=cand.scores,
         matched_terms=terms,
-        uri=f"kb://documents/{doc_id}/pages/{int(page)}" if page is not None else f"kb://documents/{doc_id}",
+        uri=f"kb://documents/{doc_id}/pages/{meta.page}" if meta.page is not None else f"kb://documents/{doc_id}",
     )
 
 

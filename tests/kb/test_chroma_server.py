@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from sextant.kb.derived_indexes import FULL_DIFF_EVERY
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder
-from sextant.kb.knowledge_base import FULL_DIFF_EVERY, KnowledgeBase
+from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.store import ChunkStore
 from sextant.settings import KbSettings
 from tests.chroma_process import running_chroma

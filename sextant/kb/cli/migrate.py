@@ -10,10 +10,12 @@ import argparse
 import sys
 import time
 
+from sextant.kb.derived_indexes import DerivedIndexes, lexical_dir
 from sextant.kb.embeddings import EmbedderError, load_embedder, load_query_encoder, quiet_model_loading
-from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
+from sextant.kb.knowledge_base import KnowledgeBaseError
+from sextant.kb.lexical import LexicalIndex
 from sextant.kb.migrate import BATCH, MigrationError, MigrationReport, exclusive, migrate
-from sextant.kb.store import StoreError, close_client, open_client
+from sextant.kb.store import ChunkStore, StoreError, close_client, open_client
 from sextant.logs import configure_logging
 from sextant.settings import KbSettings, load_settings
 
@@ -73,11 +75,12 @@ def run(settings: KbSettings, name: str, *, batch: int = BATCH) -> MigrationRepo
         client = open_client(path=settings.store_dir(), url=settings.chroma_url, database=settings.chroma_database)
         try:
             report = migrate(client, embedder, batch=batch, progress=_Rate())
+            # The new generation is past every stamp of the old vectors: opening rebuilds the BM25 and ANN indexes.
+            store = ChunkStore(client, embedder.name, embedder.dim)
+            store.repair()
+            DerivedIndexes.for_settings(settings, store, LexicalIndex.open(lexical_dir(settings)))
         finally:
             close_client(client)
-        # The new generation is past every stamp of the old vectors: this open rebuilds the BM25 and ANN caches.
-        new = settings.model_copy(update={"embedder": name, "query_encoder": None})
-        KnowledgeBase.open(new, embedder=embedder).close()
     return report
 
 

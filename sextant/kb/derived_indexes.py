@@ -1,0 +1,242 @@
+"""The indexes derived from the store, BM25 and (optionally) an ANN index, kept in step with it.
+
+The store is the truth; these are caches of this process, rebuilt from it when they are missing or behind
+(``DerivedIndexes.for_settings`` at open). Each write of this process, made under ``lock``, is applied to
+both and stamped with the store's generation (``commit``). Other writers (replicas on one Chroma server,
+``sextant-ingest`` beside ``sextant-kb``) are followed by a chunk-id diff whenever the store's generation or
+chunk count moved (``refresh``, checked before a search at most every SEXTANT_LEXICAL_REFRESH_S).
+learning/scale.md has the design.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from sextant.kb.ann.live import LiveIndex
+from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
+from sextant.kb.lexical import LexicalIndex
+from sextant.kb.store import ChunkStore, StoredChunk
+from sextant.settings import KbSettings
+
+log = logging.getLogger(__name__)
+
+# Every this-many-th refresh check compares chunk ids even when the store's counter and count match ours: two
+# writers that both stored generation g + 1 (a lost bump) and kept the count leave nothing else to notice.
+FULL_DIFF_EVERY = 30
+FETCH_BATCH = 1000
+
+
+def lexical_dir(settings: KbSettings) -> Path:
+    """Where the BM25 cache of the configured store lives on this machine."""
+    if settings.chroma_url:
+        # A server's BM25 cache is kept per server URL (and database) on this machine.
+        server = settings.chroma_url + (f"/{settings.chroma_database}" if settings.chroma_database else "")
+        tag = hashlib.sha256(server.encode()).hexdigest()[:12]
+        return settings.store_dir() / f"bm25-{tag}"
+    return settings.store_dir() / "bm25"
+
+
+def ann_dir(settings: KbSettings) -> Path:
+    """Beside the BM25 cache, under the same per-server tag."""
+    lexical = lexical_dir(settings)
+    return lexical.with_name(lexical.name.replace("bm25", "ann", 1))
+
+
+class DerivedIndexes:
+    """The BM25 index and the ANN index (None: Chroma's own index serves dense retrieval) over one store."""
+
+    def __init__(
+        self,
+        store: ChunkStore,
+        lexical: LexicalIndex,
+        ann: LiveIndex | None = None,
+        policy: IndexingPolicy = DEFAULT_POLICY,
+        *,
+        refresh_s: float = 2.0,
+    ) -> None:
+        """Rebuild each index that is missing or behind the store (another writer, a crash)."""
+        self.store, self.lexical, self.ann, self.policy = store, lexical, ann, policy
+        self.refresh_s = refresh_s
+        # One writer at a time: the store and its indexes must change together.
+        self.lock = threading.Lock()
+        self._deferred_saves = 0
+        # The store's (generation, chunk count) the indexes reflect; read before syncing, so a write by another
+        # client during the sync shows as a difference at the next check rather than being missed.
+        self._synced = (store.generation, store.chunk_count())
+        self._next_check = 0.0
+        self._checks = 0
+        self._followed_unsaved = False  # a refresh changed the indexes; saved at the next write or at close
+        self._sync_lexical()
+        self._sync_ann()
+
+    @classmethod
+    def for_settings(
+        cls, settings: KbSettings, store: ChunkStore, lexical: LexicalIndex, policy: IndexingPolicy = DEFAULT_POLICY
+    ) -> DerivedIndexes:
+        """The indexes ``settings`` asks for over ``store``, the ANN one saved beside the BM25 cache."""
+        ann = None
+        if settings.ann_index != "chroma":
+            ann = LiveIndex.open(settings.ann_index, ann_dir(settings), store.dim, settings.ann_params())
+        return cls(store, lexical, ann, policy, refresh_s=settings.lexical_refresh_s)
+
+    # --- this process's writes ----------------------------------------------------------------
+
+    def commit(
+        self,
+        generation: int,
+        removed: Sequence[str],
+        added: Sequence[StoredChunk] = (),
+        vectors: npt.NDArray[np.float32] | None = None,
+    ) -> None:
+        """After a write of ours that left the store at ``generation``: drop ``removed`` from both indexes, add
+        ``added`` (with ``vectors``, rows in the same order), stamp. The caller holds ``lock``."""
+        self.lexical.remove(removed)
+        self.lexical.add([c.id for c in added], self._lexical_texts(added))
+        if self.ann is not None:
+            self.ann.remove(removed)
+            if vectors is not None:
+                self.ann.add([c.id for c in added], vectors)
+        expected = self._synced[0] + 1
+        self._synced = (generation, self._synced[1] + len(added) - len(removed))
+        if generation != expected:  # another client wrote since our last sync: diff with the store first
+            self._refresh(full=True)
+        self._save()
+
+    def save_followed(self) -> None:
+        """Save what refreshes changed since the last save (at close). The caller holds ``lock``."""
+        if self._followed_unsaved:
+            self._save()
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Save once at the end of many writes instead of after each.
+
+        Safe on a crash: the saved indexes are then behind the store and are rebuilt at the next open.
+        """
+        with self.lock:
+            self._deferred_saves += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self._deferred_saves -= 1
+                if not self._deferred_saves:
+                    self._save()
+
+    def _save(self) -> None:
+        """Save both indexes at the synced generation, unless a batch will save them at its end."""
+        if self._deferred_saves:
+            return
+        generation = self._synced[0]
+        self.lexical.save(generation=generation)
+        self._followed_unsaved = False
+        if self.ann is not None:
+            if self.ann.needs_rebuild(self.store.chunk_count()):
+                self.ann.rebuild(*self.chunk_vectors())
+            self.ann.save(generation)
+
+    # --- following other writers --------------------------------------------------------------
+
+    def refresh(self, *, full: bool = False) -> bool:
+        """Bring the indexes up to the store's changes by other clients; returns whether they changed.
+
+        Costs two small reads when nothing changed; otherwise (or with ``full``) one listing of the
+        document records plus a fetch of the chunks that are new to this process. The indexes are saved
+        at this process's next write or at close, not here: a save (snapshot, fsync) costs several
+        times the catch-up itself, and a search waits for this.
+        """
+        with self.lock:
+            return self._refresh(full=full)
+
+    def refresh_before_search(self) -> None:
+        """``refresh``, at most every ``refresh_s`` and never waiting for a write under way."""
+        now = time.monotonic()
+        # A write of this process under way brings the indexes along; the search need not wait for it.
+        if now < self._next_check or not self.lock.acquire(blocking=False):
+            return
+        try:
+            if now < self._next_check:  # another search checked while this one waited for the lock
+                return
+            self._next_check = now + self.refresh_s
+            self._checks += 1
+            self._refresh(full=self._checks % FULL_DIFF_EVERY == 0)
+        finally:
+            self.lock.release()
+
+    def _refresh(self, *, full: bool) -> bool:
+        """Diff the indexes against the live chunk ids when the store moved (or ``full``); the caller holds
+        the lock."""
+        state = (self.store.generation, self.store.chunk_count())  # before the listing: never stamp too new
+        if state == self._synced and not full:
+            return False
+        live = [cid for record in self.store.list_documents() for cid in record.chunk_ids()]
+        changed = self._follow(live)
+        if changed:
+            log.info("the store was changed by another client: %d chunks indexed now", len(self.lexical))
+            self._followed_unsaved = True
+        self._synced = state
+        return changed
+
+    def _follow(self, live: list[str]) -> bool:
+        """Make the indexes hold exactly the ``live`` chunk ids: drop the others, fetch and add the missing."""
+        keep = set(live)
+        in_lexical = set(self.lexical.ids())
+        in_ann = self.ann.ids() if self.ann is not None else keep
+        gone_lexical, gone_ann = in_lexical - keep, in_ann - keep
+        missing = [cid for cid in live if cid not in in_lexical or cid not in in_ann]
+        self.lexical.remove(gone_lexical)
+        if self.ann is not None:
+            self.ann.remove(list(gone_ann))
+        for lo in range(0, len(missing), FETCH_BATCH):
+            # A chunk replaced since the listing is simply not found; the generation it moved shows next time.
+            chunks = self.store.get_chunks(missing[lo : lo + FETCH_BATCH], vectors=self.ann is not None)
+            lexical = [c for c in chunks if c.id not in in_lexical]
+            self.lexical.add([c.id for c in lexical], self._lexical_texts(lexical))
+            dense = [(c.id, c.vector) for c in chunks if c.id not in in_ann and c.vector is not None]
+            if self.ann is not None and dense:
+                self.ann.add([cid for cid, _ in dense], np.stack([v for _, v in dense]))
+        return bool(gone_lexical or gone_ann or missing)
+
+    # --- rebuilding -----------------------------------------------------------------------------
+
+    def _sync_lexical(self) -> None:
+        if self.lexical.generation == self.store.generation and len(self.lexical) == self.store.chunk_count():
+            return
+        log.info("rebuilding the BM25 index from the store (%d chunks)", self.store.chunk_count())
+        self.lexical.clear()
+        for chunks in self.store.iter_chunks():
+            self.lexical.add([c.id for c in chunks], self._lexical_texts(chunks))
+        self.lexical.save(generation=self.store.generation)
+
+    def _sync_ann(self) -> None:
+        if self.ann is None:
+            return
+        if self.ann.generation == self.store.generation and len(self.ann) == self.store.chunk_count():
+            return
+        log.info("building the %s index from the store (%d chunks)", self.ann.kind, self.store.chunk_count())
+        self.ann.rebuild(*self.chunk_vectors())
+        self.ann.save(self.store.generation)
+
+    def chunk_vectors(self, batch: int = 1000) -> tuple[list[str], npt.NDArray[np.float32]]:
+        """Every live chunk id in the store and its vector (rows in the same order)."""
+        ids = [cid for record in self.store.list_documents() for cid in record.chunk_ids()]
+        vectors = np.zeros((len(ids), self.store.dim), np.float32)
+        found: list[str] = []
+        for lo in range(0, len(ids), batch):
+            for chunk in self.store.get_chunks(ids[lo : lo + batch], vectors=True):
+                assert chunk.vector is not None
+                vectors[len(found)] = chunk.vector
+                found.append(chunk.id)
+        return found, vectors[: len(found)]
+
+    def _lexical_texts(self, chunks: Iterable[StoredChunk]) -> list[str]:
+        return [index_text(c.text, c.meta, self.policy.lexical_context) for c in chunks]
