@@ -11,28 +11,24 @@ import pytest
 from sextant.agent.lab import comparison, read_overview
 from sextant.contract.ann import AnnAnswer, AnnComparison, AnnHit
 
-CURVE = {"index": "ivfpq", "knob": "nprobe", "build_s": 2.5, "memory_bytes": 4096}
-RESULTS = {
-    "created": "2026-11-30T04:00:00",
-    "datasets": [
-        {
-            "dataset": "toy",
-            "n": 100,
-            "d": 8,
-            "curves": [
-                {**CURVE, "system": "sextant", "points": [{"knob": 4, "recall": 0.8, "qps": 500.0}]},
-                {**CURVE, "system": "faiss", "points": [{"knob": 4, "recall": 0.82, "qps": 900.0}]},
-                {
-                    **CURVE,
-                    "index": "flat",
-                    "knob": "-",
-                    "system": "sextant",
-                    "points": [{"knob": "-", "recall": 1.0, "qps": 50.0}],
-                },
-            ],
-        }
+
+def curve(system: str, index: str, knob: str, *points: tuple[float | str, float, float]) -> dict[str, Any]:
+    """One curve as ``sextant-lab bench`` writes it: each point is (knob value, recall@10, queries per second)."""
+    measured = [{"knob": value, "recall": recall, "qps": qps} for value, recall, qps in points]
+    return {"index": index, "system": system, "knob": knob, "build_s": 2.5, "memory_bytes": 4096, "points": measured}
+
+
+TOY = {
+    "dataset": "toy",
+    "n": 100,
+    "d": 8,
+    "curves": [
+        curve("sextant", "ivfpq", "nprobe", (4, 0.8, 500.0)),
+        curve("faiss", "ivfpq", "nprobe", (4, 0.82, 900.0)),
+        curve("sextant", "flat", "-", ("-", 1.0, 50.0)),
     ],
 }
+RESULTS = {"created": "2026-11-30T04:00:00", "datasets": [TOY]}
 
 
 def written(tmp_path: Path, content: Any) -> Path:
