@@ -1,10 +1,10 @@
 """Fuzz the loaders through the bounded parser: damaged PDFs, DOCX, Markdown and text, N inputs in one run.
 
 Each input is a seed (the shared PDFs and the files ``tests/kb/fuzzing.py`` makes) damaged by Hypothesis
-(``tests.kb.fuzzing.mutated``), parsed by ``sextant.kb.parsing.BoundedParser`` with the production limits.
+(``tests.kb.fuzzing.mutated``), parsed by ``sextant.kb.loader_sandbox.BoundedParser`` with the production limits.
 Every outcome must be a document or a refusal with a named reason, within the time limit plus the cost of
 starting a worker; anything else is a crash. Each crashing input is saved under ``--corpus`` (named by its
-hash) for ``tests/kb/test_parsing.py`` to replay; an exception in this process itself stops the run.
+hash) for ``tests/kb/test_loader_sandbox.py`` to replay; an exception in this process itself stops the run.
 
     python bench/fuzz_loaders.py --examples 10000 --json bench/out/fuzz_loaders.json   # ~1 h on one core
 
@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 
-from sextant.kb.parsing import BoundedParser, ParseLimits  # noqa: E402
+from sextant.kb.loader_sandbox import BoundedParser, ParseLimits  # noqa: E402
 from tests.kb.fuzzing import CRASH, Seed, made_seeds, mutated, outcome, reason_group, shared_seeds  # noqa: E402
 
 # Starting a replacement worker (imports) is not the file's parsing time, but it is in the measured time.

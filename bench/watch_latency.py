@@ -34,8 +34,8 @@ from mcp import Client, StdioServerParameters
 from sextant.kb.chunking import ChunkingConfig, chunk_document
 from sextant.kb.embeddings import Embedder, load_embedder, quiet_model_loading
 from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.loaders import markdown
-from sextant.kb.parsing import BoundedParser
 from sextant.kb.watch import Watcher
 from sextant.settings import KbSettings
 

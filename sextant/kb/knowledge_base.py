@@ -30,8 +30,8 @@ from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder, load_embedder, load_query_encoder
 from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
 from sextant.kb.lexical import LexicalIndex
+from sextant.kb.loader_sandbox import too_many_chars_reason
 from sextant.kb.originals import Originals, is_pdf
-from sextant.kb.parsing import too_many_chars_reason
 from sextant.kb.rerank import Reranker
 from sextant.kb.search import Searcher
 from sextant.kb.store import ChunkBatch, ChunkStore, DocumentRecord, StoredChunk

@@ -68,9 +68,9 @@ from sextant.kb.completions import document_ids, page_numbers
 from sextant.kb.documents import LoadedDocument, LoadError, join_pages
 from sextant.kb.ingest_tasks import IngestReporter, IngestTasks
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
+from sextant.kb.loader_sandbox import BoundedParser, ParseLimits, check_file_size
 from sextant.kb.loaders import markdown
 from sextant.kb.page_image import RenderFailed, page_image
-from sextant.kb.parsing import BoundedParser, ParseLimits, check_file_size
 from sextant.kb.remote.access import http_principal, require_write
 from sextant.kb.store import StoreError
 from sextant.kb.sync import SyncError, check_roots

@@ -30,8 +30,8 @@ from typing import Literal
 from sextant.contract.results import IngestOutcome
 from sextant.kb.documents import LoadedDocument, LoadError
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
+from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.loaders import supported_files
-from sextant.kb.parsing import BoundedParser
 from sextant.kb.store import DocumentRecord, StoreError
 
 log = logging.getLogger(__name__)

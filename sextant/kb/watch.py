@@ -38,7 +38,7 @@ from mcp.server.subscriptions import ResourcesListChanged, SubscriptionBus
 from watchfiles import watch
 
 from sextant.kb.knowledge_base import KnowledgeBase
-from sextant.kb.parsing import BoundedParser
+from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.sync import Done, apply, check_roots, plan_for
 
 log = logging.getLogger(__name__)

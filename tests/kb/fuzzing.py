@@ -6,7 +6,7 @@ regions (a PDF object repeated a thousand times), format tokens inserted where t
 splices of one file into another. A DOCX is a zip, so its XML members are mutated too and re-zipped, or
 the damage would mostly stop at the zip layer.
 
-Used by ``tests/kb/test_parsing.py`` (a short deterministic run) and ``bench/fuzz_loaders.py`` (the long one).
+Used by ``tests/kb/test_loader_sandbox.py`` (a short deterministic run) and ``bench/fuzz_loaders.py`` (the long one).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pymupdf
 from hypothesis import strategies as st
 
 from sextant.kb.documents import LoadError
-from sextant.kb.parsing import BoundedParser, ParseLimitError, ParserCrash
+from sextant.kb.loader_sandbox import BoundedParser, ParseLimitError, ParserCrash
 from tests.kb.loaders.pdf_factory import FILLER, grid_table, new_page, paragraph, to_bytes
 
 CRASH = "crash"

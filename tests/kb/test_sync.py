@@ -16,8 +16,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase, document_id_for
+from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.loaders import supported_files
-from sextant.kb.parsing import BoundedParser
 from sextant.kb.store import DocumentRecord
 from sextant.kb.sync import Action, StoredFile, SyncError, apply, check_roots, plan, plan_for, stored_files
 from sextant.settings import KbSettings

@@ -25,7 +25,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChang
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase, document_id_for
-from sextant.kb.parsing import BoundedParser
+from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.server import create_server
 from sextant.kb.store import DocumentRecord
 from sextant.kb.sync import Done, SyncError

@@ -15,7 +15,7 @@ import pytest
 
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
-from sextant.kb.parsing import BoundedParser
+from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.sync import apply, plan_for
 from sextant.kb.watch import Watcher
 from sextant.settings import KbSettings

@@ -24,8 +24,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sextant.contract.results import IngestOutcome, SkippedPageInfo
 from sextant.kb.documents import LoadedDocument, LoadError
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
+from sextant.kb.loader_sandbox import BoundedParser, ParseLimits
 from sextant.kb.loaders import supported_files
-from sextant.kb.parsing import BoundedParser, ParseLimits
 from sextant.kb.store import StoreError
 from sextant.kb.sync import Done, SyncError, apply, check_roots, ingest_file, plan_for
 from sextant.llm.chat import ChatModel, ModelError

@@ -1,10 +1,10 @@
-"""Bounded parsing: every file is parsed in a worker process with a time limit and an address-space limit.
+"""The loaders' sandbox: every file is parsed in a worker process with a time limit and an address-space limit.
 
 A broken or hostile file can make a parser loop, allocate without end or crash in native code (MuPDF is
 C). Parsed in the server's own process, any of those takes the server down; parsed here, it costs one
 worker, which is killed and replaced, and the file is refused with the limit it hit.
 
-One long-lived worker (``python -m sextant.kb.parsing``) serves file after file, since starting one
+One long-lived worker (``python -m sextant.kb.loader_sandbox``) serves file after file, since starting one
 costs about a second of imports. It caps its own address space with ``RLIMIT_AS`` (Linux), and the
 parent kills it when a file takes longer than the time limit. Requests are serialised by a lock: one
 file at a time, in arrival order. The protocol is length-prefixed frames on the worker's stdin and
@@ -100,7 +100,7 @@ class BoundedParser:
     """Parses files in a worker process under ``limits``; safe to share between threads."""
 
     def __init__(self, limits: ParseLimits | None = None, *, command: Sequence[str] | None = None) -> None:
-        """``command`` replaces the worker (``python -m sextant.kb.parsing``); tests run stand-ins with it."""
+        """``command`` replaces the worker (``python -m sextant.kb.loader_sandbox``); tests run stand-ins with it."""
         self.limits = limits or ParseLimits()
         self._command = list(command) if command is not None else None
         self.starts = 0  # workers started so far; the fuzz run reports it
@@ -180,7 +180,7 @@ class BoundedParser:
         # The worker must import this very package, even when it runs from a checkout that is not installed.
         root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
-        command = self._command or [sys.executable, "-m", "sextant.kb.parsing"]
+        command = self._command or [sys.executable, "-m", "sextant.kb.loader_sandbox"]
         command = [*command, str(self.limits.memory_mb), str(self.limits.timeout_s)]
         # Own session: a Ctrl-C meant for the parent must not interrupt the worker mid-reply.
         worker = subprocess.Popen(

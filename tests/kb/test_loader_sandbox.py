@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from sextant.kb.documents import LoadError
+from sextant.kb.loader_sandbox import BoundedParser, ParseLimitError, ParseLimits, ParserCrash
 from sextant.kb.loaders import load_bytes, pdf
-from sextant.kb.parsing import BoundedParser, ParseLimitError, ParseLimits, ParserCrash
 from sextant.settings import KbSettings
 from tests.conftest import data_dir
 from tests.kb.fuzzing import CRASH, LOADED, REFUSED, Seed, made_seeds, mutated, outcome, shared_seeds
