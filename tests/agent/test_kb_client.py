@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.server.mcpserver import MCPServer
+from mcp_types import ImageContent, ToolAnnotations
 
 from sextant.agent.kb_client import (
     OFFERED_TO_MODEL,
@@ -142,6 +144,18 @@ async def test_a_resource_is_read_afresh_after_its_document_is_replaced(kb: Know
         await client.ingest([IngestDocument(id="note", title="Note", content="The second version.")])
         again = await client.read("kb://documents/note")
     assert "The second version." in again and "first" not in again
+
+
+async def test_an_image_that_is_not_base64_is_the_knowledge_base_failing_not_a_picture() -> None:
+    server: MCPServer[object] = MCPServer("a broken knowledge base")
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def kb_page_image() -> list[ImageContent]:
+        return [ImageContent(type="image", data="not base64!", mime_type="image/png")]
+
+    async with KbClient(server) as client:
+        with pytest.raises(KbUnavailable, match="the knowledge base sent an image that is not base64"):
+            await client.call(KB_PAGE_IMAGE, {})
 
 
 def test_a_configured_command_is_split_into_the_program_and_its_arguments() -> None:
