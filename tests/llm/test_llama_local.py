@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -139,3 +142,14 @@ async def test_complete_json_follows_the_schema(model: LlamaModel) -> None:
     reply, usage = await model.complete_json("You check statements against passages.", prompt, schema)
     validate(reply, schema)
     assert usage.output_tokens > 0 and usage.cost_usd == 0
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_openmp_threads_sleep_while_waiting_unless_the_user_chose(given: str | None, expected: str) -> None:
+    # libgomp reads the policy once, as llama_cpp loads it: only a fresh interpreter shows what it read.
+    env = {key: value for key, value in os.environ.items() if key != "OMP_WAIT_POLICY"}
+    if given is not None:
+        env["OMP_WAIT_POLICY"] = given
+    code = "import os, sextant.llm.llama_local; print(os.environ['OMP_WAIT_POLICY'])"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == expected
