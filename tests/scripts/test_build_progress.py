@@ -1,0 +1,51 @@
+"""scripts/build_progress.py: a verbose build's output becomes a line of progress every few seconds."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.scripts.script_module import load_script
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "build_progress.py"
+
+
+build_progress = load_script(SCRIPT)
+
+
+def test_before_the_first_compile_it_says_the_build_is_being_prepared() -> None:
+    assert build_progress.progress_line("llama.cpp", 0, 0, 75, 0) == "llama.cpp: preparing the build (1:15)"
+
+
+def test_it_counts_files_and_estimates_the_rest_at_the_pace_so_far() -> None:
+    # 20 of 80 in 60 s of compiling: 60 more files at that pace is 3 minutes.
+    line = build_progress.progress_line("llama.cpp", 20, 80, 90, 60)
+    assert line == "llama.cpp: 20 of 80 files compiled (1:30), about 3 min left"
+
+
+def test_no_estimate_before_a_tenth_is_done_nor_once_all_are() -> None:
+    assert "left" not in build_progress.progress_line("x", 5, 80, 30, 20)
+    assert "left" not in build_progress.progress_line("x", 80, 80, 300, 280)
+
+
+def test_ninja_steps_are_read_from_pip_s_indented_verbose_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = itertools.count(0.0, 10.0)
+    monkeypatch.setattr(build_progress.time, "monotonic", lambda: next(clock))
+    build = b"".join(
+        [b"  -- Configuring done\n"]
+        + [f"  [{n}/4] /usr/bin/c++ -c file{n}.cpp\n".encode() for n in range(1, 5)]
+        + [b"  *** Created llama_cpp_python.whl\n"]
+    )
+    log = io.BytesIO()
+    said = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", said)
+    build_progress.follow(io.BytesIO(build), log, "llama.cpp", every=5)
+    assert log.getvalue() == build  # the whole output is kept for when the build fails
+    lines = said.getvalue().splitlines()
+    assert lines[0].startswith("llama.cpp: preparing the build")
+    assert "llama.cpp: 4 of 4 files compiled" in lines[-1]
+    assert any(" of 4 files compiled" in line for line in lines[1:-1])
