@@ -1,7 +1,8 @@
-"""The Index Lab as the browser sees it: benchmark curves from ``sextant-lab bench`` and a live comparison.
+"""The Index Lab as the browser sees it: benchmark curves from ``sextant-lab bench``, and a live comparison's request.
 
-The curves are read from the JSON the lab writes (``SEXTANT_LAB_RESULTS``); the comparison runs the
-knowledge base's ``kb_ann_compare`` tool, so the agent still never imports the knowledge base.
+The curves are read from the JSON the lab writes (``SEXTANT_LAB_RESULTS``). The comparison runs the
+knowledge base's ``kb_ann_compare`` tool and answers with its result, ``sextant.contract.ann.AnnComparison``,
+unchanged: the browser reads the MCP contract, not a copy of it.
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-
-from sextant.contract.ann import AnnComparison
 
 log = logging.getLogger(__name__)
 
@@ -54,28 +53,6 @@ class CompareRequest(BaseModel):
     k: int = Field(default=5, ge=1, le=20)
 
 
-class LabHit(BaseModel):
-    rank: int
-    chunk_id: str
-    document_id: str
-    score: float = Field(description="Exact cosine of query and chunk.")
-
-
-class LabAnswer(BaseModel):
-    index: str
-    hits: list[LabHit]
-    latency_ms: float = Field(description="Search time only (building is reported apart).")
-    build_s: float = Field(description="Time to build this index over the store's vectors (0 for Chroma's).")
-    overlap_with_exact: float = Field(description="Share of exact search's top k this index also returned.")
-
-
-class LabComparison(BaseModel):
-    query: str
-    k: int
-    vectors: int
-    indexes: list[LabAnswer]
-
-
 def read_overview(path: Path) -> LabOverview:
     """The lab's benchmark file reshaped for the page, or why it cannot be shown."""
     if not path.is_file():
@@ -102,25 +79,3 @@ def _dataset(raw: dict[str, Any]) -> LabDataset:
         for curve in raw["curves"]
     ]
     return LabDataset(name=raw["dataset"], vectors=raw["n"], dimension=raw["d"], indexes=indexes)
-
-
-def comparison(result: AnnComparison) -> LabComparison:
-    """``kb_ann_compare``'s result in the page's shape."""
-    return LabComparison(
-        query=result.query,
-        k=result.k,
-        vectors=result.vectors,
-        indexes=[
-            LabAnswer(
-                index=answer.index,
-                hits=[
-                    LabHit(rank=h.rank, chunk_id=h.chunk_id, document_id=h.document_id, score=h.cosine)
-                    for h in answer.hits
-                ],
-                latency_ms=answer.latency_ms,
-                build_s=answer.build_seconds,
-                overlap_with_exact=answer.overlap_with_exact,
-            )
-            for answer in result.answers
-        ],
-    )

@@ -1,4 +1,4 @@
-"""The Index Lab as the browser sees it: the benchmark file reshaped for the page, and a comparison in its shape."""
+"""The Index Lab as the browser sees it: the benchmark file reshaped for the page."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from sextant.agent.lab import comparison, read_overview
-from sextant.contract.ann import AnnAnswer, AnnComparison, AnnHit
+from sextant.agent.lab import read_overview
 
 
 def curve(system: str, index: str, knob: str, *points: tuple[float | str, float, float]) -> dict[str, Any]:
@@ -74,35 +73,3 @@ def test_a_file_that_cannot_be_read_is_unavailable_with_the_reason(tmp_path: Pat
     overview = read_overview(written(tmp_path, content))
     assert not overview.available and overview.datasets == []
     assert overview.reason.startswith(f"the benchmark results at {tmp_path / 'lab.json'} cannot be read: ")
-
-
-def test_a_comparison_keeps_every_index_and_hit_in_order_in_the_page_s_names() -> None:
-    answers = [
-        AnnAnswer(
-            index="flat",
-            hits=[AnnHit(rank=1, chunk_id="c1", document_id="espresso", cosine=0.9)],
-            latency_ms=1.5,
-            build_seconds=0.0,
-            overlap_with_exact=1.0,
-        ),
-        AnnAnswer(
-            index="hnsw",
-            hits=[
-                AnnHit(rank=1, chunk_id="c2", document_id="bees", cosine=0.7),
-                AnnHit(rank=2, chunk_id="c1", document_id="espresso", cosine=0.9),
-            ],
-            latency_ms=0.2,
-            build_seconds=3.0,
-            overlap_with_exact=0.5,
-        ),
-    ]
-    page = comparison(AnnComparison(query="double shot", k=2, vectors=40, answers=answers))
-    assert (page.query, page.k, page.vectors) == ("double shot", 2, 40)
-    assert [(a.index, a.latency_ms, a.build_s, a.overlap_with_exact) for a in page.indexes] == [
-        ("flat", 1.5, 0.0, 1.0),
-        ("hnsw", 0.2, 3.0, 0.5),
-    ]
-    assert [h.model_dump() for h in page.indexes[1].hits] == [
-        {"rank": 1, "chunk_id": "c2", "document_id": "bees", "score": 0.7},
-        {"rank": 2, "chunk_id": "c1", "document_id": "espresso", "score": 0.9},
-    ]

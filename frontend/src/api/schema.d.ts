@@ -139,7 +139,7 @@ export interface paths {
         put?: never;
         /**
          * Lab Compare
-         * @description The same query through every index over this knowledge base's vectors, side by side.
+         * @description The same query through every index over this knowledge base's vectors, side by side (kb_ann_compare's result).
          */
         post: operations["lab_compare_lab_compare_post"];
         delete?: never;
@@ -300,6 +300,59 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         AgentEvent: components["schemas"]["ToolCallEvent"] | components["schemas"]["ToolResultEvent"] | components["schemas"]["SourcesEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["CitationEvent"] | components["schemas"]["StatementEvent"] | components["schemas"]["AnswerEvent"] | components["schemas"]["DoneEvent"] | components["schemas"]["ErrorEvent"];
+        /**
+         * AnnAnswer
+         * @description What one index returned for the query.
+         */
+        AnnAnswer: {
+            /**
+             * Build Seconds
+             * @description Time to build this index over the store's vectors (0 for Chroma's).
+             */
+            build_seconds: number;
+            /** Hits */
+            hits: components["schemas"]["AnnHit"][];
+            /** Index */
+            index: string;
+            /**
+             * Latency Ms
+             * @description Search time only (building is reported apart).
+             */
+            latency_ms: number;
+            /**
+             * Overlap With Exact
+             * @description Share of the exact top k this index also returned.
+             */
+            overlap_with_exact: number;
+        };
+        /**
+         * AnnComparison
+         * @description The same query through every index, side by side; exact (flat) is the reference.
+         */
+        AnnComparison: {
+            /** Answers */
+            answers: components["schemas"]["AnnAnswer"][];
+            /** K */
+            k: number;
+            /** Query */
+            query: string;
+            /** Vectors */
+            vectors: number;
+        };
+        /** AnnHit */
+        AnnHit: {
+            /** Chunk Id */
+            chunk_id: string;
+            /**
+             * Cosine
+             * @description Exact cosine of query and chunk (whatever score the index ranked by).
+             */
+            cosine: number;
+            /** Document Id */
+            document_id: string;
+            /** Rank */
+            rank: number;
+        };
         /** AnswerEvent */
         AnswerEvent: {
             citations: components["schemas"]["CitationSummary"];
@@ -606,39 +659,6 @@ export interface components {
              */
             version: string;
         };
-        /** LabAnswer */
-        LabAnswer: {
-            /**
-             * Build S
-             * @description Time to build this index over the store's vectors (0 for Chroma's).
-             */
-            build_s: number;
-            /** Hits */
-            hits: components["schemas"]["LabHit"][];
-            /** Index */
-            index: string;
-            /**
-             * Latency Ms
-             * @description Search time only (building is reported apart).
-             */
-            latency_ms: number;
-            /**
-             * Overlap With Exact
-             * @description Share of exact search's top k this index also returned.
-             */
-            overlap_with_exact: number;
-        };
-        /** LabComparison */
-        LabComparison: {
-            /** Indexes */
-            indexes: components["schemas"]["LabAnswer"][];
-            /** K */
-            k: number;
-            /** Query */
-            query: string;
-            /** Vectors */
-            vectors: number;
-        };
         /** LabDataset */
         LabDataset: {
             /** Dimension */
@@ -649,20 +669,6 @@ export interface components {
             name: string;
             /** Vectors */
             vectors: number;
-        };
-        /** LabHit */
-        LabHit: {
-            /** Chunk Id */
-            chunk_id: string;
-            /** Document Id */
-            document_id: string;
-            /** Rank */
-            rank: number;
-            /**
-             * Score
-             * @description Exact cosine of query and chunk.
-             */
-            score: number;
         };
         /** LabIndex */
         LabIndex: {
@@ -1287,7 +1293,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LabComparison"];
+                    "application/json": components["schemas"]["AnnComparison"];
                 };
             };
             /** @description Validation Error */

@@ -43,9 +43,10 @@ export type LabOverview = S["LabOverview"];
 export type LabDataset = S["LabDataset"];
 export type LabIndex = S["LabIndex"];
 export type LabPoint = S["LabPoint"];
-export type LabComparison = S["LabComparison"];
-export type LabAnswer = S["LabAnswer"];
-export type LabHit = S["LabHit"];
+// The live comparison is the knowledge base's kb_ann_compare result, its MCP contract's names unchanged.
+export type AnnComparison = S["AnnComparison"];
+export type AnnAnswer = S["AnnAnswer"];
+export type AnnHit = S["AnnHit"];
 export type CompareRequest = S["CompareRequest"];
 
 export type WorkspaceCreated = S["WorkspaceCreated"];

@@ -56,7 +56,7 @@ class FakeAgent {
     if (path === "/workspaces/current") return { status: 200, body: { expires_at: 1_900_000_000, questions_asked: 1, limits: {} } };
     if (path === "/documents") return { status: 200, body: { documents: [] } };
     if (path.startsWith("/documents/")) return { status: 200, body: { document_id: "d", page: 3, text: "page three" } };
-    if (path === "/lab/compare") return { status: 200, body: { query: "q", k: 5, vectors: 0, indexes: [] } };
+    if (path === "/lab/compare") return { status: 200, body: { query: "q", k: 5, vectors: 0, answers: [] } };
     if (path === "/upload") return { status: 200, body: { results: [] } };
     if (path === "/query/stream") return { status: 200, body: 'event: done\ndata: {"request_id": "r", "elapsed_ms": 1}\n\n' };
     return { status: 404, body: { detail: "Not Found" } };

@@ -5,7 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 
 from sextant.agent.deps import Limited, State, kb_errors, workspace_scope
-from sextant.agent.lab import CompareRequest, LabComparison, LabOverview, comparison, read_overview
+from sextant.agent.lab import CompareRequest, LabOverview, read_overview
+from sextant.contract.ann import AnnComparison
 from sextant.logs import request_id as current_request_id
 
 router = APIRouter()
@@ -18,7 +19,7 @@ async def lab(state: State) -> LabOverview:
 
 
 @router.post("/lab/compare", dependencies=[Limited, Depends(workspace_scope)])
-async def lab_compare(body: CompareRequest, state: State) -> LabComparison:
-    """The same query through every index over this knowledge base's vectors, side by side."""
+async def lab_compare(body: CompareRequest, state: State) -> AnnComparison:
+    """The same query through every index over this knowledge base's vectors, side by side (kb_ann_compare's result)."""
     with kb_errors():
-        return comparison(await state.kb.ann_compare(body.query, body.k, current_request_id.get()))
+        return await state.kb.ann_compare(body.query, body.k, current_request_id.get())

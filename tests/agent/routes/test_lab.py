@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from sextant.contract.ann import AnnComparison
 from tests.agent.app_client import ClientFor
 
 pytestmark = pytest.mark.slow
@@ -44,10 +45,20 @@ def test_the_index_lab_shows_benchmark_curves_and_compares_indexes_live(client_f
     response = client.post("/lab/compare", json={"query": "double shot coffee", "k": 2})
     assert response.status_code == 200, response.text
     compared = response.json()
-    by_index = {answer["index"]: answer for answer in compared["indexes"]}
+    # The browser gets kb_ann_compare's result as the contract declares it, no field renamed or dropped.
+    assert AnnComparison.model_validate(compared).model_dump() == compared
+    by_index = {answer["index"]: answer for answer in compared["answers"]}
     assert {"flat", "hnsw", "ivfpq", "ivfpq_rerank"} <= set(by_index)
     assert by_index["flat"]["hits"][0]["document_id"] == "espresso"
     assert by_index["flat"]["overlap_with_exact"] == 1.0
+    assert by_index["flat"]["hits"][0]["cosine"] > 0 and by_index["hnsw"]["build_seconds"] > 0
+
+
+def test_the_comparison_s_schema_is_the_mcp_contract_s_own(client_for: ClientFor) -> None:
+    schema = client_for().get("/openapi.json").json()
+    answered = schema["paths"]["/lab/compare"]["post"]["responses"]["200"]["content"]["application/json"]
+    assert answered["schema"] == {"$ref": "#/components/schemas/AnnComparison"}
+    assert not {"LabComparison", "LabAnswer", "LabHit"} & set(schema["components"]["schemas"])
 
 
 def test_the_index_lab_says_why_when_there_are_no_results(client_for: Any, tmp_path: Path) -> None:

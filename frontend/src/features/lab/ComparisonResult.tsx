@@ -1,5 +1,5 @@
 /** One query through every index: what each returned, how fast, and how much of it exact search agrees with. */
-import type { LabComparison } from "./api";
+import type { AnnComparison } from "./api";
 import { fmtInt, fmtSeconds } from "./format";
 
 /** A chunk id is `document~hash~n`; under its document's name, "chunk n" says enough (the full id is its tooltip). */
@@ -9,10 +9,10 @@ function chunkLabel(chunkId: string, documentId: string): string {
 }
 
 /** The same query through every index: latency, build time, overlap with exact search, and the hits themselves. */
-export function ComparisonResult({ data }: { data: LabComparison }) {
-  const exact = data.indexes.find((ix) => ix.index === "flat");
+export function ComparisonResult({ data }: { data: AnnComparison }) {
+  const exact = data.answers.find((ix) => ix.index === "flat");
   const exactIds = new Set(exact?.hits.map((h) => h.chunk_id) ?? []);
-  const k = exact?.hits.length ?? Math.max(0, ...data.indexes.map((ix) => ix.hits.length));
+  const k = exact?.hits.length ?? Math.max(0, ...data.answers.map((ix) => ix.hits.length));
   return (
     <div className="space-y-3" data-testid="lab-comparison">
       <p className="text-sm text-muted-foreground">
@@ -41,13 +41,13 @@ export function ComparisonResult({ data }: { data: LabComparison }) {
             </tr>
           </thead>
           <tbody>
-            {data.indexes.map((ix) => (
+            {data.answers.map((ix) => (
               <tr key={ix.index} className="border-b last:border-0">
                 <th scope="row" className="py-1 pr-3 font-mono font-medium">
                   {ix.index}
                 </th>
                 <td className="py-1 pr-3 tabular-nums">{ix.latency_ms.toFixed(2)} ms</td>
-                <td className="py-1 pr-3 tabular-nums">{ix.build_s > 0 ? fmtSeconds(ix.build_s) : "—"}</td>
+                <td className="py-1 pr-3 tabular-nums">{ix.build_seconds > 0 ? fmtSeconds(ix.build_seconds) : "—"}</td>
                 <td className="py-1 tabular-nums">
                   <span className="inline-flex items-center gap-2">
                     {/* biome-ignore lint/a11y/useSemanticElements: a <meter>'s bar cannot be styled alike across browsers */}
@@ -71,7 +71,7 @@ export function ComparisonResult({ data }: { data: LabComparison }) {
         </table>
       </div>
       <div className="grid gap-3 sm:grid-cols-2 lg:grid-cols-3">
-        {data.indexes.map((ix) => (
+        {data.answers.map((ix) => (
           <section
             key={ix.index}
             className="rounded-md border p-2 text-sm"
@@ -102,7 +102,7 @@ export function ComparisonResult({ data }: { data: LabComparison }) {
                         {missed && <span className="text-warning-foreground">✕ not in exact search&apos;s top {k}</span>}
                       </span>
                       <span className="tabular-nums" title="exact cosine of query and passage">
-                        {h.score.toFixed(3)}
+                        {h.cosine.toFixed(3)}
                       </span>
                     </li>
                   );

@@ -6,7 +6,7 @@ import { Button } from "@/components/ui/button";
 import { Card, CardContent, CardHeader, CardTitle } from "@/components/ui/card";
 import { Input } from "@/components/ui/input";
 import { Skeleton } from "@/components/ui/skeleton";
-import { compare, getLab, type LabComparison, type LabState } from "./api";
+import { type AnnComparison, compare, getLab, type LabState } from "./api";
 import { ComparisonResult } from "./ComparisonResult";
 import { fmtInt } from "./format";
 import { TradeoffChart } from "./TradeoffChart";
@@ -14,7 +14,7 @@ import { TradeoffChart } from "./TradeoffChart";
 export function LabPage() {
   const [lab, setLab] = useState<LabState>({ state: "loading" });
   const [query, setQuery] = useState("");
-  const [result, setResult] = useState<{ busy: boolean; data?: LabComparison; error?: string }>({ busy: false });
+  const [result, setResult] = useState<{ busy: boolean; data?: AnnComparison; error?: string }>({ busy: false });
   const running = useRef<AbortController | null>(null);
   useEffect(() => {
     const abort = new AbortController();
@@ -103,7 +103,7 @@ export function LabPage() {
                   </Button>
                 </form>
                 <div aria-live="polite" className="sr-only">
-                  {result.busy ? "Comparing: building every index" : result.data ? `${result.data.indexes.length} indexes answered` : ""}
+                  {result.busy ? "Comparing: building every index" : result.data ? `${result.data.answers.length} indexes answered` : ""}
                 </div>
                 {result.error && (
                   <p role="alert" className="text-sm text-destructive">

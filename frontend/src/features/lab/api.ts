@@ -1,9 +1,9 @@
 /** The Index Lab API (`GET /lab`, `POST /lab/compare`), typed by the generated schema. */
 import { send } from "@/api/client";
 import { errorFrom, request } from "@/api/http";
-import type { CompareRequest, LabComparison, LabDataset, LabOverview } from "@/api/types";
+import type { AnnComparison, CompareRequest, LabDataset, LabOverview } from "@/api/types";
 
-export type { LabAnswer, LabComparison, LabDataset, LabHit, LabIndex, LabOverview, LabPoint } from "@/api/types";
+export type { AnnAnswer, AnnComparison, AnnHit, LabDataset, LabIndex, LabOverview, LabPoint } from "@/api/types";
 
 export type LabState =
   | { state: "loading" }
@@ -31,12 +31,12 @@ export async function getLab(signal?: AbortSignal): Promise<LabState> {
   return labState((await response.json()) as LabOverview);
 }
 
-export async function compare(query: string, k = 5, signal?: AbortSignal): Promise<LabComparison> {
+export async function compare(query: string, k = 5, signal?: AbortSignal): Promise<AnnComparison> {
   const body: CompareRequest = { query, k };
   const response = await send(
     "/lab/compare",
     { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body), signal },
     "act",
   );
-  return (await response.json()) as LabComparison;
+  return (await response.json()) as AnnComparison;
 }
