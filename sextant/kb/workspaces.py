@@ -17,8 +17,8 @@ import shutil
 import threading
 from pathlib import Path
 
+from sextant.kb.chroma_client import drop_database
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
-from sextant.kb.store import drop_database
 
 log = logging.getLogger(__name__)
 

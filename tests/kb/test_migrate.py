@@ -9,13 +9,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+from sextant.kb.chroma_client import StoreError, close_client, open_client
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder
 from sextant.kb.indexing import DEFAULT_POLICY, index_text
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.live_collections import CHUNKS, Collections, Manifest, existing, read_manifest, write_manifest
 from sextant.kb.migrate import MigrationError, converge, exclusive, migrate
-from sextant.kb.store import ChunkStore, StoreError, close_client, open_client
+from sextant.kb.store import ChunkStore
 from sextant.settings import KbSettings
 
 TOPICS = {

@@ -10,12 +10,13 @@ import argparse
 import sys
 import time
 
+from sextant.kb.chroma_client import StoreError, close_client, open_client
 from sextant.kb.derived_indexes import DerivedIndexes, lexical_dir
 from sextant.kb.embeddings import EmbedderError, load_embedder, load_query_encoder, quiet_model_loading
 from sextant.kb.knowledge_base import KnowledgeBaseError
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.migrate import BATCH, MigrationError, MigrationReport, exclusive, migrate
-from sextant.kb.store import ChunkStore, StoreError, close_client, open_client
+from sextant.kb.store import ChunkStore
 from sextant.logs import configure_logging
 from sextant.settings import KbSettings, load_settings
 

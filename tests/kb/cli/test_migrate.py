@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from sextant.kb.chroma_client import close_client, open_client
 from sextant.kb.cli.migrate import main
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder, QueryEncoderRecord, resolve_model_path, write_query_encoder_record
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.live_collections import CHUNKS, existing
-from sextant.kb.store import close_client, open_client
 from sextant.settings import KbSettings
 from tests.kb.kb_process import server_environment
 
