@@ -53,6 +53,8 @@ def follow(stream: BinaryIO, log: BinaryIO, label: str, every: float) -> None:
         except queue.Empty:
             raw = b""
         if raw is None:
+            now = time.monotonic()
+            print(progress_line(label, done, total, now - start, now - (first_step or now)), flush=True)
             break
         if raw:
             log.write(raw)

@@ -47,5 +47,15 @@ def test_ninja_steps_are_read_from_pip_s_indented_verbose_output(monkeypatch: py
     assert log.getvalue() == build  # the whole output is kept for when the build fails
     lines = said.getvalue().splitlines()
     assert lines[0].startswith("llama.cpp: preparing the build")
-    assert "llama.cpp: 4 of 4 files compiled" in lines[-1]
+    assert "llama.cpp: 4 of 4 files compiled" in lines[-1]  # said once more when the output ends
     assert any(" of 4 files compiled" in line for line in lines[1:-1])
+
+
+def test_the_last_count_is_said_when_the_output_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    said = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", said)
+    build = b"  [1/2] cc a.c\n  [2/2] ld liba.so\n"
+    build_progress.follow(io.BytesIO(build), io.BytesIO(), "llama.cpp", every=3600)
+    lines = said.getvalue().splitlines()
+    assert len(lines) == 1  # nothing periodic within the hour, only the closing count
+    assert lines[0].startswith("llama.cpp: 2 of 2 files compiled (0:")
