@@ -1,10 +1,12 @@
-"""Tokens per second of the local model under OpenMP's two wait policies, with and without a competing load.
+"""Tokens per second of the local model under OpenMP's wait settings, with and without competing load.
 
-llama.cpp's CPU threads meet at an OpenMP barrier after every operation. By default libgomp's waiting threads
-spin; when another process holds a core, the spinning threads take the core from the one thread with work
-left, and generation collapses (MODELS.md saw 34 -> 0.9 tok/s). ``OMP_WAIT_POLICY=PASSIVE`` makes them sleep
-instead. This bench measures both policies side by side in one run, each in a fresh process (libgomp reads
-the variable once, when it loads), with nothing else started and with ``--hogs`` busy processes beside it.
+llama.cpp's CPU threads meet at an OpenMP barrier after every operation. libgomp's waiting threads spin
+first (``GOMP_SPINCOUNT`` turns, 300,000 by default) and then sleep; when other processes hold the cores, the
+spinning threads take them from the one thread with work left and generation collapses (MODELS.md saw
+34 -> 0.9 tok/s). ``OMP_WAIT_POLICY=PASSIVE`` never spins, ``ACTIVE`` never sleeps, a smaller spin count spins less. This bench
+measures each setting side by side in one run, each in a fresh process (libgomp reads them once, when it
+loads), with nothing else started and with busy processes beside it; a run that makes no answer within
+``--timeout`` seconds counts as at most ``tokens / timeout``.
 
     .venv/bin/python -m bench.omp_wait --repeats 3            # from the repo root
 """
@@ -26,7 +28,14 @@ from sextant.llm.model_files import KNOWN_MODELS
 from sextant.llm.settings import load_model_settings
 
 PROMPT = "Write three sentences about descaling an espresso machine."
-POLICIES = ("default", "PASSIVE")
+# name -> the variables set for it (libgomp's defaults when empty)
+SETTINGS: dict[str, dict[str, str]] = {
+    "default": {},
+    "PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE"},
+    "ACTIVE": {"OMP_WAIT_POLICY": "ACTIVE"},
+    "spin 10k": {"GOMP_SPINCOUNT": "10000"},
+    "spin 100k": {"GOMP_SPINCOUNT": "100000"},
+}
 
 
 def _generate(model: Path, threads: int, tokens: int) -> None:
@@ -45,13 +54,16 @@ def _hog() -> None:
         pass
 
 
-def _run_once(policy: str, model: Path, threads: int, tokens: int) -> float:
-    env = dict(os.environ)
-    env.pop("OMP_WAIT_POLICY", None)
-    if policy != "default":
-        env["OMP_WAIT_POLICY"] = policy
+def _run_once(setting: str, model: Path, threads: int, tokens: int, timeout: float) -> float:
+    env = {key: value for key, value in os.environ.items() if key not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env |= SETTINGS[setting]
     code = f"from bench.omp_wait import _generate; _generate({str(model)!r}, {threads}, {tokens})"
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        return tokens / timeout
     result = json.loads(done.stdout.strip().splitlines()[-1])
     return float(result["tokens"]) / float(result["seconds"])
 
@@ -62,30 +74,30 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--tokens", type=int, default=48)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--hogs", type=int, default=1, help="busy processes beside the model in the loaded runs")
+    parser.add_argument("--hogs", type=int, nargs="+", default=[0, 1, 3], help="busy processes beside the model")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a run counts as stalled")
     args = parser.parse_args(argv)
     spec = KNOWN_MODELS[args.model]
     model = load_model_settings("bench").model_files_dir() / spec.file_name
 
-    print(f"{args.model}, {args.threads} threads, {args.tokens} tokens, median of {args.repeats}")
-    print(f"{'condition':<26} {'default tok/s':>14} {'PASSIVE tok/s':>14} {'PASSIVE/default':>16}  load before")
-    for hogs in (0, args.hogs):
+    print(f"{args.model}, {args.threads} threads, {args.tokens} tokens, median of {args.repeats}, tok/s")
+    print(f"{'busy processes beside it':<26}" + "".join(f"{name:>12}" for name in SETTINGS) + "  load before")
+    for hogs in args.hogs:
         workers = [multiprocessing.Process(target=_hog, daemon=True) for _ in range(hogs)]
         for worker in workers:
             worker.start()
         try:
             load = os.getloadavg()[0]
-            rates: dict[str, list[float]] = {policy: [] for policy in POLICIES}
+            rates: dict[str, list[float]] = {name: [] for name in SETTINGS}
             for _ in range(args.repeats):
-                # Alternate the policies so that drift in the machine's load falls on both alike.
-                for policy in POLICIES:
-                    rates[policy].append(_run_once(policy, model, args.threads, args.tokens))
+                # Alternate the settings so that drift in the machine's load falls on all alike.
+                for name in SETTINGS:
+                    rates[name].append(_run_once(name, model, args.threads, args.tokens, args.timeout))
         finally:
             for worker in workers:
                 worker.terminate()
-        spin, passive = (statistics.median(rates[policy]) for policy in POLICIES)
-        condition = "nothing started beside it" if hogs == 0 else f"{hogs} busy process(es) beside it"
-        print(f"{condition:<26} {spin:>14.1f} {passive:>14.1f} {passive / spin:>16.2f}  {load:.1f}")
+        row = "".join(f"{statistics.median(rates[name]):>12.1f}" for name in SETTINGS)
+        print(f"{hogs:<26}{row}  {load:.1f}", flush=True)
 
 
 if __name__ == "__main__":
