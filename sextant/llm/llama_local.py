@@ -41,6 +41,10 @@ from sextant.llm.settings import ModelSettings
 
 log = logging.getLogger(__name__)
 
+# Generating a token is a small step that one thread does as fast as two that must wait for each other at
+# every operation (25 against 19 tokens/s idle, 25 against 21 beside a busy process: learning/local-threads.md);
+# reading the prompt, a batch, still uses every thread of the setting.
+DECODE_THREADS = 1
 # Room for the system prompt, a few rounds of five passages and the answer; the models allow more, but the
 # KV cache grows with it.
 CONTEXT_TOKENS = 8192
@@ -152,7 +156,7 @@ def _load(path: Path, threads: int) -> Llama:
         return Llama(
             model_path=str(path),
             n_ctx=CONTEXT_TOKENS,
-            n_threads=threads,
+            n_threads=DECODE_THREADS,
             n_threads_batch=threads,
             verbose=False,
         )

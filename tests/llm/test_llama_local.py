@@ -153,3 +153,13 @@ def test_openmp_threads_sleep_while_waiting_unless_the_user_chose(given: str | N
     code = "import os, sextant.llm.llama_local; print(os.environ['OMP_WAIT_POLICY'])"
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == expected
+
+
+def test_one_thread_generates_and_every_thread_of_the_setting_reads_the_prompt(smollm2: Path) -> None:
+    settings = ModelSettings(local_model=TEST_MODEL, models_dir=smollm2.parent, threads=2, _env_file=None)
+    loaded = LlamaModel.from_settings(settings)
+    try:
+        llama = loaded._llama  # the adapter's own llama.cpp handle: what it was loaded with is the point here
+        assert (llama.n_threads, llama.n_threads_batch) == (1, 2)
+    finally:
+        asyncio.run(loaded.aclose())
