@@ -54,7 +54,10 @@ def follow(stream: BinaryIO, log: BinaryIO, label: str, every: float) -> None:
             raw = b""
         if raw is None:
             now = time.monotonic()
-            print(progress_line(label, done, total, now - start, now - (first_step or now)), flush=True)
+            if total == 0:  # pip found a wheel it had built before
+                print(f"{label}: nothing to compile ({_clock(now - start)})", flush=True)
+            else:
+                print(progress_line(label, done, total, now - start, now - (first_step or now)), flush=True)
             break
         if raw:
             log.write(raw)

@@ -59,3 +59,11 @@ def test_the_last_count_is_said_when_the_output_ends(monkeypatch: pytest.MonkeyP
     lines = said.getvalue().splitlines()
     assert len(lines) == 1  # nothing periodic within the hour, only the closing count
     assert lines[0].startswith("llama.cpp: 2 of 2 files compiled (0:")
+
+
+def test_a_build_that_compiles_nothing_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    said = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", said)
+    reused = b"  Using cached llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl\n"
+    build_progress.follow(io.BytesIO(reused), io.BytesIO(), "llama.cpp", every=3600)
+    assert said.getvalue().startswith("llama.cpp: nothing to compile (0:")
