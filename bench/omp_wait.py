@@ -1,11 +1,11 @@
 """Tokens per second of the local model under OpenMP's wait settings, with and without competing load.
 
-llama.cpp's CPU threads meet at an OpenMP barrier after every operation. libgomp's waiting threads spin
-first (``GOMP_SPINCOUNT`` turns, 300,000 by default) and then sleep; when other processes hold the cores, the
-spinning threads take them from the one thread with work left and generation collapses (MODELS.md saw
-34 -> 0.9 tok/s). ``OMP_WAIT_POLICY=PASSIVE`` never spins, ``ACTIVE`` never sleeps, a smaller spin count spins less. This bench
-measures each setting side by side in one run, each in a fresh process (libgomp reads them once, when it
-loads), with nothing else started and with busy processes beside it; a run that makes no answer within
+llama.cpp's CPU threads meet at an OpenMP barrier after every operation. libgomp's waiting threads spin first
+(``GOMP_SPINCOUNT`` turns, 300,000 by default) and then sleep; when other processes hold the cores, the
+spinning threads take them from the one thread with work left and generation collapses (MODELS.md saw 34 ->
+0.9 tok/s). ``OMP_WAIT_POLICY=PASSIVE`` never spins, ``ACTIVE`` never sleeps, a smaller spin count spins less.
+This bench measures each setting side by side in one run, each in a fresh process (libgomp reads them once,
+when it loads), with nothing else started and with busy processes beside it; a run that makes no answer within
 ``--timeout`` seconds counts as at most ``tokens / timeout``.
 
     .venv/bin/python -m bench.omp_wait --repeats 3            # from the repo root
