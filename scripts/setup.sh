@@ -12,6 +12,12 @@ say() {
     printf 'setup %d:%02d  %s\n' $((s / 60)) $((s % 60)) "$*"
 }
 
+# A failed step: the end of its output, then what failed.
+fail() {
+    tail -n 40 "$1"
+    say "FAILED: $2"
+}
+
 # Run a quiet command, saying every 30 s that it is still at work; its output is shown only if it fails.
 quietly() {
     local label=$1 log
@@ -25,9 +31,8 @@ quietly() {
         if ((waited % 30 == 0)); then say "  $label: still working"; fi
     done
     if ! wait "$pid"; then
-        tail -n 40 "$log"
+        fail "$log" "$label"
         rm -f "$log"
-        say "FAILED: $label"
         return 1
     fi
     rm -f "$log"
@@ -70,8 +75,7 @@ say "fetching the local models"
 if [ -n "$build_pid" ]; then
     say "waiting for the llama.cpp build"
     if ! wait "$build_pid"; then
-        tail -n 40 .venv/llama-build.log
-        say "FAILED: the llama.cpp build (whole log: .venv/llama-build.log)"
+        fail .venv/llama-build.log "the llama.cpp build (whole log: .venv/llama-build.log)"
         exit 1
     fi
 fi

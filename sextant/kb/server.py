@@ -295,8 +295,9 @@ def create_server(
                     await reporter.finished(n, outcome.chunks, f"{doc_id}: {outcome.status}")
         finally:
             # Also when a task is cancelled: the documents stored before it are news.
-            await announce_changes(ctx, IngestReport(results=results))
-        return IngestReport(results=results)
+            report = IngestReport(results=results)
+            await announce_changes(ctx, report)
+        return report
 
     @tool("Add a file", REPLACING, retained=True)
     async def kb_upload(

@@ -20,8 +20,8 @@ from typing import Any, cast
 # llama.cpp's threads meet at an OpenMP barrier after every operation, and libgomp's waiting threads spin by
 # default: when anything else holds a core, the spinners starve the one thread with work left, and the 0.5B
 # model fell from 15 to 0.2 tokens/s on a busy 2-core machine (learning/local-threads.md). Sleeping waits
-# cost little when the machine is idle. libgomp reads this once, as it loads with llama_cpp; a value the
-# user set wins.
+# halve two threads' idle speed, which is why one thread generates (DECODE_THREADS). libgomp reads this
+# once, as it loads with llama_cpp; a value the user set wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from llama_cpp import Llama
