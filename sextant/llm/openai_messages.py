@@ -34,7 +34,7 @@ from sextant.llm.chat import (
     Usage,
     UserText,
 )
-from sextant.llm.statements import StatementParser, statements_schema
+from sextant.llm.statements import MAX_QUOTE_CHARS, StatementParser, statements_schema
 
 # llama.cpp's JSON-schema-to-grammar nests one optional rule per allowed character: a maxLength of 2000 (the
 # kb_search query's) crashed the process, 600 ran as fast as none. Tool arguments get a tighter bound: a
@@ -141,8 +141,11 @@ def call_without_arguments(tool: ToolSpec) -> TurnEnd | None:
     return TurnEnd(turn=ModelTurn(text="", tool_calls=(call,)), usage=Usage(), finish_reason="tool_calls")
 
 
-def chat_body(request: ChatRequest, dialect: ResponseFormatDialect) -> dict[str, Any]:
-    """The chat-completions body (without ``model`` and ``stream``) for one turn of ``request``."""
+def chat_body(
+    request: ChatRequest, dialect: ResponseFormatDialect, *, max_quote_chars: int = MAX_QUOTE_CHARS
+) -> dict[str, Any]:
+    """The chat-completions body (without ``model`` and ``stream``) for one turn of ``request``; a statements
+    answer's quotes are bounded by ``max_quote_chars``."""
     tool = forced_tool(request)
     system = request.system
     if tool is not None:
@@ -164,7 +167,7 @@ def chat_body(request: ChatRequest, dialect: ResponseFormatDialect) -> dict[str,
         ]
         body["tool_choice"] = {"type": "function", "function": {"name": tool.name}}
     elif request.answer_format == "statements":
-        schema = statements_schema(request.citable)
+        schema = statements_schema(request.citable, max_quote_chars=max_quote_chars)
         body["response_format"] = response_format(grammar_safe(schema, ANSWER_MAX_CHARS), dialect)
     return body
 

@@ -17,7 +17,8 @@ Use::
     everything = parser.statements
 
 or ``parse_statements(text)`` on a whole reply. Ask for ``statements_schema(citable)`` to allow only the
-labels of the passages shown.
+labels of the passages shown; an adapter whose grammar enforces the schema may cap quotes shorter
+(``max_quote_chars``): the check reads a quote the cap cut mid-word to its last whole word.
 """
 
 from __future__ import annotations
@@ -35,14 +36,14 @@ MAX_TEXT_CHARS = 600
 MAX_QUOTE_CHARS = 400
 
 
-def statements_schema(citable: Sequence[int] = ()) -> dict[str, Any]:
+def statements_schema(citable: Sequence[int] = (), *, max_quote_chars: int = MAX_QUOTE_CHARS) -> dict[str, Any]:
     """The answer's JSON schema; with ``citable``, a quote must name one of those labels."""
     label: dict[str, Any] = (
         {"type": "integer", "enum": sorted(set(citable))} if citable else {"type": "integer", "minimum": 1}
     )
     evidence = {
         "type": "object",
-        "properties": {"passage": label, "quote": {"type": "string", "minLength": 1, "maxLength": MAX_QUOTE_CHARS}},
+        "properties": {"passage": label, "quote": {"type": "string", "minLength": 1, "maxLength": max_quote_chars}},
         "required": ["passage", "quote"],
     }
     item = {

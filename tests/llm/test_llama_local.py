@@ -25,7 +25,7 @@ from sextant.llm.chat import (
     TurnEnd,
     UserText,
 )
-from sextant.llm.llama_local import LlamaModel
+from sextant.llm.llama_local import QUOTE_MAX_CHARS, LlamaModel
 from sextant.llm.model_files import KNOWN_MODELS, ModelFileError
 from sextant.llm.settings import ModelSettings
 from sextant.llm.statements import STATEMENTS_INSTRUCTION
@@ -104,8 +104,24 @@ async def test_a_statements_answer_streams_each_statement_and_cites_only_citable
     assert end.finish_reason == "stop"
     assert [e.statement for e in streamed if isinstance(e, StatementDone)] == list(end.statements)
     assert {label for s in end.statements for label in s.sources} <= {1, 2, 3}
-    assert all(s.quotes and all(q.text for q in s.quotes) for s in end.statements)
+    assert all(s.quotes and all(0 < len(q.text) <= QUOTE_MAX_CHARS for q in s.quotes) for s in end.statements)
     assert end.turn.tool_calls == ()
+
+
+@pytest.mark.slow
+async def test_the_grammar_stops_a_quote_at_the_local_cap(model: LlamaModel) -> None:
+    # The 135M model copies an example's quote: one longer than the cap (72 characters) is cut where it falls.
+    example = "descale the machine every 3 months, or every month if your water is hard"
+    instruction = (
+        'Answer with JSON only, exactly like this example: {"statements": [{"text": "Descale every 3 months.", '
+        f'"evidence": [{{"passage": 1, "quote": "{example}"}}]}}]}}'
+    )
+    question = UserText(f"{PASSAGES}\n\nHow often should the machine be descaled?")
+    request = ChatRequest(f"{SYSTEM}\n\n{instruction}", (question,), answer_format="statements", citable=(1, 2, 3))
+    *_, end = await _turn(model, request)
+    assert isinstance(end, TurnEnd)
+    lengths = [len(q.text) for s in end.statements for q in s.quotes]
+    assert len(example) > QUOTE_MAX_CHARS and lengths and max(lengths) == QUOTE_MAX_CHARS
 
 
 @pytest.mark.slow

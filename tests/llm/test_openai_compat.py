@@ -18,6 +18,7 @@ from jsonschema import validate
 from sextant.llm.chat import ChatRequest, ModelError, StatementDone, TextDelta, TurnEnd, UserText
 from sextant.llm.openai_compat import OpenAICompatModel
 from sextant.llm.settings import ModelSettings
+from sextant.llm.statements import MAX_QUOTE_CHARS
 from tests.llm.conftest import KB_SEARCH, PASSAGES, SYSTEM
 
 QUESTION = UserText("How often should the espresso machine be descaled?")
@@ -134,6 +135,19 @@ async def test_a_refused_json_schema_is_asked_again_as_json_object_and_remembere
     assert (await model.complete_json("s", "p", schema))[0] == {"ok": False}
     assert [body["response_format"]["type"] for body in seen] == ["json_schema", "json_object", "json_object"]
     assert seen[1]["response_format"]["schema"]["properties"]["ok"] == {"type": "boolean"}
+
+
+async def test_a_server_s_quotes_keep_the_long_limit() -> None:
+    # The short cap is llama_local's, measured in process; a server may not enforce maxLength at all.
+    seen: list[dict[str, Any]] = []
+    chunk = {"choices": [{"index": 0, "delta": {"content": '{"statements": []}'}, "finish_reason": "stop"}]}
+    stream = httpx.Response(200, text=f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n")
+    model = OpenAICompatModel("http://models.test/v1", "m", client=_scripted(stream, seen=seen))
+    request = ChatRequest(SYSTEM, (ANSWER_PROMPT,), answer_format="statements", citable=(1,))
+    [end] = [event async for event in model.stream(request)]
+    assert isinstance(end, TurnEnd) and end.statements == ()
+    item = seen[0]["response_format"]["json_schema"]["schema"]["properties"]["statements"]["items"]["properties"]
+    assert item["evidence"]["items"]["properties"]["quote"]["maxLength"] == MAX_QUOTE_CHARS
 
 
 @pytest.mark.parametrize(("status", "retryable"), [(503, True), (429, True), (400, False), (500, False)])

@@ -31,7 +31,7 @@ from sextant.llm.openai_messages import (
     grammar_safe,
     to_openai_messages,
 )
-from sextant.llm.statements import STATEMENTS_INSTRUCTION
+from sextant.llm.statements import MAX_QUOTE_CHARS, STATEMENTS_INSTRUCTION
 from tests.llm.conftest import KB_LIST, KB_SEARCH
 
 QUESTION = UserText("How often should I descale?")
@@ -110,6 +110,17 @@ def test_sources_are_limited_to_the_citable_labels() -> None:
     assert evidence["properties"]["passage"] == {"type": "integer", "enum": [1, 3]}
     assert evidence["required"] == ["passage", "quote"]
     assert evidence["properties"]["quote"]["type"] == "string"
+
+
+def test_quotes_are_capped_only_when_the_adapter_asks() -> None:
+    request = ChatRequest("sys", (QUESTION,), answer_format="statements", citable=(1,))
+
+    def quote_limit(body: dict[str, Any]) -> int:
+        evidence = body["response_format"]["schema"]["properties"]["statements"]["items"]["properties"]["evidence"]
+        return int(evidence["items"]["properties"]["quote"]["maxLength"])
+
+    assert quote_limit(chat_body(request, "json_object")) == MAX_QUOTE_CHARS
+    assert quote_limit(chat_body(request, "json_object", max_quote_chars=60)) == 60
 
 
 def test_grammar_safe_bounds_every_string_and_array() -> None:

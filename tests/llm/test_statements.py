@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from sextant.llm.chat import Quote, Statement
 from sextant.llm.statements import (
+    MAX_QUOTE_CHARS,
     MAX_STATEMENTS,
     StatementParser,
     parse_statements,
@@ -102,6 +104,15 @@ def test_the_schema_allows_only_the_citable_labels() -> None:
 
     assert label_schema(statements_schema((3, 1, 3))) == {"type": "integer", "enum": [1, 3]}
     assert label_schema(statements_schema()) == {"type": "integer", "minimum": 1}
+
+
+def test_quotes_keep_the_long_limit_unless_the_caller_caps_them() -> None:
+    def quote_schema(schema: dict[str, Any]) -> Any:
+        evidence = schema["properties"]["statements"]["items"]["properties"]["evidence"]
+        return evidence["items"]["properties"]["quote"]
+
+    assert quote_schema(statements_schema()) == {"type": "string", "minLength": 1, "maxLength": MAX_QUOTE_CHARS}
+    assert quote_schema(statements_schema((1,), max_quote_chars=60))["maxLength"] == 60
 
 
 texts = st.text(min_size=1, max_size=40).map(str.strip).filter(bool)
