@@ -1,10 +1,12 @@
 """The quote check: a statement keeps a label only where its quote stands in that passage.
 
 Deterministic, and the same for every model: a quote is looked up in the passage it names
-(``sextant.agent.evidence``); found, and saying what the statement says, the label stays and the quote's
-span travels with it; otherwise the label goes. A statement whose own text stands in a passage shown
-(small models copy sentences) is its own quote. A statement left with no evidence is dropped, or kept and
-visibly marked (``unsupported``).
+(``sextant.agent.evidence``; a quote a length cap cut mid-word is read to its last whole word); found, and
+saying what the statement says, the label stays; otherwise the label goes. The span that travels with the
+label is the whole sentences the quote stands in: they are what the check judged, and the local model's
+quotes are only their first words. A statement whose own text stands in a passage shown (small models copy
+sentences) is its own quote. A statement left with no evidence is dropped, or kept and visibly marked
+(``unsupported``).
 
 "Saying what the statement says": of the content words the statement adds to the question (stemmed,
 ``sextant.agent.sentences.terms``), the sentences the quote stands in hold every number and at least half of
@@ -28,9 +30,9 @@ from typing import Literal
 
 from sextant.agent.citations import says_not_answered
 from sextant.agent.events import AnswerStatement, Evidence
-from sextant.agent.evidence import locate
+from sextant.agent.evidence import Span, locate, locate_cut
 from sextant.agent.passages import Passage, PassageBook
-from sextant.agent.sentences import split, terms
+from sextant.agent.sentences import Sentence, split, terms
 from sextant.llm.chat import Statement
 
 Unsupported = Literal["drop", "mark"]
@@ -66,15 +68,15 @@ def check_statement(
         passage = by_label.get(quote.label)
         if passage is None:
             continue
-        span = locate(quote.text, passage.text)
-        if span is None or any(e.label == quote.label and e.start == span.start for e in evidence):
+        span = locate_cut(quote.text, passage.text)
+        if span is None:
             continue
-        around = " ".join(
-            x.text for x in split(passage.label, passage.text) if x.start < span.end and span.start < x.end
-        )
-        if not _says(added, set(terms(around)) | set(terms(passage.text[span.start : span.end]))):
+        start, end = _grown(span, _sentences_around(passage, span))
+        if not _says(added, set(terms(passage.text[start:end]))):
             continue
-        evidence.append(Evidence.at(quote.label, passage.text, span.start, span.end))
+        if any(e.label == quote.label and (e.start, e.end) == (start, end) for e in evidence):
+            continue  # another quote of the same sentences
+        evidence.append(Evidence.at(quote.label, passage.text, start, end))
     found = len(evidence)
     cited_first = _cited_first(statement, passages)
     if not evidence and added:
@@ -89,6 +91,16 @@ def check_statement(
     if unsupported == "mark":
         return Checked(AnswerStatement(text=statement.text, supported=False), len(statement.quotes), 0)
     return Checked(None, len(statement.quotes), 0)
+
+
+def _sentences_around(passage: Passage, span: Span) -> list[Sentence]:
+    """The sentences of ``passage`` that ``span`` overlaps."""
+    return [x for x in split(passage.label, passage.text) if x.start < span.end and span.start < x.end]
+
+
+def _grown(span: Span, around: list[Sentence]) -> tuple[int, int]:
+    """``span`` grown to the whole sentences it stands in: what the check judged, and what the reader sees."""
+    return min([span.start, *(x.start for x in around)]), max([span.end, *(x.end for x in around)])
 
 
 def _added(statement: Statement, question: str) -> set[str]:
@@ -118,7 +130,8 @@ def _copied(statement: Statement, passages: list[Passage]) -> list[Evidence]:
     for passage in passages:
         span = locate(statement.text, passage.text)
         if span is not None:
-            return [Evidence.at(passage.label, passage.text, span.start, span.end)]
+            start, end = _grown(span, _sentences_around(passage, span))
+            return [Evidence.at(passage.label, passage.text, start, end)]
     return []
 
 

@@ -7,7 +7,8 @@ from sextant.agent.grounding import MARK, check_statement, render
 from sextant.agent.passages import Passage, PassageBook
 from sextant.llm.chat import Quote, Statement
 
-DESCALE = "Descale the machine\nevery three months with citric acid."
+FIRST = "Descale the machine\nevery three months with citric acid."
+DESCALE = f"{FIRST} Rinse the tank weekly."
 BOOK = PassageBook(
     [
         Passage(label=1, title="Manual", text=DESCALE),
@@ -22,18 +23,46 @@ def statement(text: str, *quotes: tuple[int, str]) -> Statement:
     return Statement(text, tuple(Quote(label, words) for label, words in quotes))
 
 
-def test_a_found_quote_keeps_its_label_and_its_span() -> None:
+def test_a_found_quote_keeps_its_label_and_the_span_of_the_sentence_it_stands_in() -> None:
     checked = check_statement(statement("Descale every three months.", (1, "every three months")), BOOK, SHOWN, "drop")
     assert (checked.quotes, checked.found, checked.abstains) == (1, 1, False)
     assert checked.statement is not None and checked.statement.supported
     [evidence] = checked.statement.evidence
-    assert evidence.label == 1 and DESCALE[evidence.start : evidence.end] == evidence.quote == "every three months"
+    assert evidence.label == 1 and DESCALE[evidence.start : evidence.end] == evidence.quote == FIRST
 
 
 def test_the_quote_that_travels_is_the_passage_s_own_text() -> None:
     checked = check_statement(statement("Monthly.", (1, "MACHINE EVERY three")), BOOK, SHOWN, "drop")
     assert checked.statement is not None
-    assert checked.statement.evidence[0].quote == "machine\nevery three"
+    assert checked.statement.evidence[0].quote == FIRST  # with its line break
+
+
+def test_a_quote_over_two_sentences_travels_with_both() -> None:
+    quoted = statement("Use citric acid, then rinse.", (1, "citric acid. Rinse the tank"))
+    checked = check_statement(quoted, BOOK, SHOWN, "drop")
+    assert checked.statement is not None and checked.statement.evidence[0].quote == DESCALE
+
+
+def test_a_quote_outside_every_sentence_keeps_its_own_span() -> None:
+    book = PassageBook([Passage(label=1, title="Manual", text="## Descale every three months\n\nUse citric acid.")])
+    checked = check_statement(statement("Descale every three months.", (1, "Descale every three")), book, {1}, "drop")
+    assert checked.statement is not None and checked.statement.evidence[0].quote == "Descale every three"
+
+
+def test_a_quote_the_cap_cut_mid_word_is_read_to_its_last_whole_word() -> None:
+    cut = statement("Descale every three months.", (1, "Descale the machine every three mon"))
+    checked = check_statement(cut, BOOK, SHOWN, "drop")
+    assert (checked.quotes, checked.found) == (1, 1)
+    assert checked.statement is not None and checked.statement.evidence[0].quote == FIRST
+    wrong = statement("Descale every three months.", (1, "Descale the machine every two mon"))
+    assert check_statement(wrong, BOOK, SHOWN, "drop").statement is None
+
+
+def test_two_quotes_of_one_sentence_are_one_piece_of_evidence() -> None:
+    quoted = statement("Descale every three months.", (1, "every three months"), (1, "Descale the machine"))
+    checked = check_statement(quoted, BOOK, SHOWN, "drop")
+    assert (checked.quotes, checked.found) == (2, 1)
+    assert checked.statement is not None and [e.quote for e in checked.statement.evidence] == [FIRST]
 
 
 def test_only_the_quotes_found_keep_their_labels() -> None:
@@ -110,7 +139,7 @@ def test_a_real_quote_that_does_not_say_the_statement_s_figure_is_no_evidence() 
 def test_a_paraphrase_keeps_its_quote_when_the_numbers_and_half_the_words_are_there() -> None:
     said = statement("Staff are given 25 days.", (1, "Staff get 25 days"))
     checked = check_statement(said, LEAVE, {1, 2}, "drop", question="How much leave?")
-    assert checked.statement is not None and checked.statement.evidence[0].quote == "Staff get 25 days"
+    assert checked.statement is not None and checked.statement.evidence[0].quote == "Staff get 25 days."
 
 
 def test_facts_finds_the_sentence_that_holds_what_the_statement_adds_when_the_quote_is_the_model_s_own() -> None:
@@ -141,4 +170,4 @@ def test_a_statement_copied_from_a_passage_is_its_own_quote() -> None:
     checked = check_statement(copied, BOOK, SHOWN, "drop", question="How often?")
     assert checked.statement is not None and checked.found == 0
     [evidence] = checked.statement.evidence
-    assert evidence.label == 1 and evidence.quote == DESCALE.rstrip(".")
+    assert evidence.label == 1 and evidence.quote == FIRST

@@ -32,6 +32,7 @@ ESPRESSO = (
     "# Espresso\n\nBrew espresso with water at 93 degrees Celsius. A double shot uses 18 grams of finely "
     "ground coffee and yields about 36 grams of liquid in 25 to 30 seconds."
 )
+BREW = "Brew espresso with water at 93 degrees Celsius."  # the sentence the quotes below stand in
 TAXES = "# Household taxes\n\nKeep receipts for seven years. The filing deadline for the household return is April 15."
 
 pytestmark = pytest.mark.slow
@@ -102,12 +103,13 @@ async def test_search_then_a_grounded_answer_keeps_only_labels_whose_quotes_stan
         passage = sources.passages[0].text
         assert "93 degrees" in passage  # the whole chunk, not a snippet
 
-        # The quote is found across the line break; [7] was never shown; the second quote is not in passage 1.
+        # The quote is found across the line break and travels as its whole sentence; [7] was never shown; the
+        # second quote is not in passage 1.
         statements = [e for e in events if isinstance(e, StatementEvent)]
         assert len(statements) == 1 and statements[0].index == 0
         evidence = statements[0].statement.evidence
-        assert [(e.label, e.quote) for e in evidence] == [(1, "water at 93 degrees Celsius")]
-        assert passage[evidence[0].start : evidence[0].end] == "water at 93 degrees Celsius"
+        assert [(e.label, e.quote) for e in evidence] == [(1, BREW)]
+        assert passage[evidence[0].start : evidence[0].end] == BREW
         assert [(e.label, e.valid) for e in events if isinstance(e, CitationEvent)] == [(1, True)]
         answer = answer_of(events)
         assert answer.text == "Brew at 93 °C [1]."
@@ -420,6 +422,6 @@ async def test_gemini_s_quotes_get_the_same_check_through_the_real_adapter(
     assert answer.text == "Brew at 93 °C [1]."
     assert answer.citations.unsourced == ["Espresso was invented in 1884."]
     [evidence] = answer.statements[0].evidence
-    assert evidence.quote == "water at 93 degrees Celsius" and evidence.label == 1
+    assert evidence.quote == BREW and evidence.label == 1
     config = gemini_server.last_body()["generationConfig"]
     assert config["responseMimeType"] == "application/json"

@@ -28,8 +28,10 @@ def test_query_returns_a_cited_answer_with_its_sources_usage_and_trace(client_fo
     assert body["sources"][0]["label"] == 1 and "18 grams" in body["sources"][0]["text"]
     [statement] = body["statements"]
     [evidence] = statement["evidence"]
-    assert (evidence["label"], evidence["quote"]) == (1, DOSE)
-    assert body["sources"][0]["text"][evidence["start"] : evidence["end"]] == DOSE
+    # The quote travels as the whole sentence it stands in, at that sentence's span.
+    sentence = "A double shot uses 18 grams of finely ground coffee and takes 25 to 30 seconds."
+    assert (evidence["label"], evidence["quote"]) == (1, sentence)
+    assert body["sources"][0]["text"][evidence["start"] : evidence["end"]] == sentence
     assert body["usage"]["cost_usd"] == pytest.approx(0.003)
     assert [t["event"] for t in body["trace"]] == ["tool_call", "tool_result"]
     assert body["request_id"] == response.headers["x-request-id"]
