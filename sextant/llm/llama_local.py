@@ -46,9 +46,9 @@ log = logging.getLogger(__name__)
 # reading the prompt, a batch, still uses every thread of the setting.
 DECODE_THREADS = 1
 # The grammar stops a quote at its first 60 characters, the first words of the sentence that says the fact
-# (the check reads a word the cap cut to its last whole word, and marks the whole sentence): the 0.5B model
-# then wrote 40% fewer tokens, its first statement came 6.42 -> 5.16 s after the search, and 37 of 40 answers
-# stayed word for word the same (learning/agent.md, run 6).
+# (the parser drops the last word, which the grammar may have forced, and the check marks the whole
+# sentence): the 0.5B model then wrote 40% fewer tokens, its first statement came 6.42 -> 5.16 s after the
+# search, and 37 of 40 answers stayed word for word the same (learning/agent.md, run 6).
 QUOTE_MAX_CHARS = 60
 # Room for the system prompt, a few rounds of five passages and the answer; the models allow more, but the
 # KV cache grows with it.
@@ -91,7 +91,7 @@ class LlamaModel:
             yield immediate
             return
         body = chat_body(request, "json_object", max_quote_chars=QUOTE_MAX_CHARS)
-        assembler = TurnAssembler(request)
+        assembler = TurnAssembler(request, quote_cap=QUOTE_MAX_CHARS)
         loop = asyncio.get_running_loop()
         chunks: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         stop = threading.Event()

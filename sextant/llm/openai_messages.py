@@ -204,9 +204,11 @@ def parse_json_reply(text: str, schema: dict[str, Any]) -> dict[str, Any]:
 class TurnAssembler:
     """Turns streamed chat-completion chunks into our events, and the whole turn into a ``TurnEnd``."""
 
-    def __init__(self, request: ChatRequest) -> None:
+    def __init__(self, request: ChatRequest, *, quote_cap: int | None = None) -> None:
+        """``quote_cap``: the ``max_quote_chars`` the request body was built with, when a grammar enforces it."""
         self._tool = forced_tool(request)
-        self._statements = StatementParser() if request.answer_format == "statements" and not self._tool else None
+        answers = request.answer_format == "statements" and not self._tool
+        self._statements = StatementParser(quote_cap=quote_cap) if answers else None
         self._text: list[str] = []
         self._calls: dict[int, dict[str, str]] = {}
         self._finish_reason = "stop"

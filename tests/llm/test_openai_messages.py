@@ -181,6 +181,17 @@ def test_statements_stream_as_they_close_and_end_the_turn() -> None:
     assert (end.turn.text, end.usage) == ("Every 3 months.", Usage(input_tokens=40, output_tokens=12))
 
 
+def test_statements_parsed_under_a_quote_cap_lose_a_last_word_the_grammar_may_have_forced() -> None:
+    request = ChatRequest("sys", (QUESTION,), answer_format="statements")
+    quote = "Descale the machine every three months with the Aurora citic"  # the grammar stopped "citric" at 60
+    answer = json.dumps({"statements": [{"text": "Every 3 months.", "evidence": [{"passage": 1, "quote": quote}]}]})
+    [capped] = TurnAssembler(request, quote_cap=len(quote)).add(_chunk(answer))
+    [uncapped] = TurnAssembler(request).add(_chunk(answer))
+    assert isinstance(capped, StatementDone) and isinstance(uncapped, StatementDone)
+    assert capped.statement.quotes == (Quote(1, "Descale the machine every three months with the Aurora"),)
+    assert uncapped.statement.quotes == (Quote(1, quote),)
+
+
 def test_prose_streams_text_deltas() -> None:
     assembler = TurnAssembler(ChatRequest("sys", (QUESTION,)))
     events = assembler.add(_chunk("Every ")) + assembler.add(_chunk("3 months.", finish="stop"))

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from sextant.llm.chat import Quote, Statement
 from sextant.llm.statements import (
+    FORCED_TAIL_CHARS,
     MAX_QUOTE_CHARS,
     MAX_STATEMENTS,
     StatementParser,
@@ -104,6 +105,20 @@ def test_the_schema_allows_only_the_citable_labels() -> None:
 
     assert label_schema(statements_schema((3, 1, 3))) == {"type": "integer", "enum": [1, 3]}
     assert label_schema(statements_schema()) == {"type": "integer", "minimum": 1}
+
+
+def test_under_a_cap_a_quote_that_ended_near_it_loses_its_last_word() -> None:
+    # Qwen2.5-0.5B under a 60-character cap; the passage says "about 9.5 millimetres".
+    near = "A mouse guard is a metal strip with holes of about 9.5 mill."
+    far = "Use filtered water."  # ended by the model's own choice: any token still fitted
+    one_word_left = "Descaling " + "x" * 45  # the one word that would stay stands anywhere
+    assert len(far) <= 60 - FORCED_TAIL_CHARS < len(one_word_left) <= len(near) == 60
+    reply = json.dumps(
+        {"statements": [{"text": "t", "evidence": [{"passage": 1, "quote": q} for q in (near, far, one_word_left)]}]}
+    )
+    [statement] = StatementParser(quote_cap=60).feed(reply)
+    assert [q.text for q in statement.quotes] == ["A mouse guard is a metal strip with holes of about 9.5", far]
+    assert [q.text for q in parse_statements(reply)[0].quotes] == [near, far, one_word_left]  # no cap, no cut
 
 
 def test_quotes_keep_the_long_limit_unless_the_caller_caps_them() -> None:
