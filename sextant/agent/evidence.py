@@ -10,9 +10,7 @@ exact after a normalisation that only undoes how text reached us, never what it 
   trailing punctuation, and "…" or "..." in a quote allowed to skip words (each piece must then be found,
   in order, within the same passage).
 
-A model whose grammar caps a quote's length may stop it mid-word: ``locate_cut`` reads such a quote to its
-last whole word. The span that travels with the citation is in the passage's own characters, so the browser
-can mark it.
+The span that travels with the citation is in the passage's own characters, so the browser can mark it.
 """
 
 from __future__ import annotations
@@ -117,56 +115,23 @@ def quote_pieces(quote: str) -> list[str]:
 def locate(quote: str, passage: str) -> Span | None:
     """Where ``quote`` stands in ``passage``, in ``passage``'s characters; None when it does not."""
     pieces = quote_pieces(quote)
-    return _locate(pieces, passage) if pieces else None
-
-
-def locate_cut(quote: str, passage: str) -> Span | None:
-    """Where ``quote`` stands in ``passage``, or, for a quote a length cap cut mid-word, its whole words do.
-
-    A grammar that caps a quote's length stops it wherever the cap falls ("descale every two mon"). Such a
-    quote is read to its last whole word when those words stand in the passage and the passage's next word
-    there begins with the cut one. A wrong last whole word, or a cut piece no word there begins with, is not
-    found; nor is a remainder of one word or shorter than ``MIN_QUOTE_CHARS``, which would stand anywhere.
-    """
-    span = locate(quote, passage)
-    pieces = quote_pieces(quote)
-    if span is not None or not pieces:
-        return span
-    head, _, cut = pieces[-1].rpartition(" ")
-    whole = head.rstrip(_TRIM)
-    remainder = [*pieces[:-1], whole]
-    if not whole or not cut[-1].isalnum() or len(" ".join(remainder).split()) < 2:
+    if not pieces:
         return None
-    if sum(len(piece) for piece in remainder) < MIN_QUOTE_CHARS:
-        return None
-    return _locate([*pieces[:-1], f"{head} {cut}"], passage, keep=len(whole))
-
-
-def _locate(pieces: list[str], passage: str, *, keep: int | None = None) -> Span | None:
-    """Where ``pieces`` stand in ``passage`` in order, word-bounded; with ``keep``, the last ends inside a word
-    and only its first ``keep`` characters belong to the span."""
     folded = _fold(passage)
-    first, cursor = -1, 0
-    for i, piece in enumerate(pieces):
-        cut = keep is not None and i == len(pieces) - 1
-        at = (_cut_word_find if cut else _word_bounded_find)(folded.text, piece, cursor)
+    first_start = -1
+    cursor = 0
+    last_end = 0
+    for piece in pieces:
+        at = _word_bounded_find(folded.text, piece, cursor)
         if at < 0:
             return None
-        first = at if first < 0 else first
-        cursor = at + (keep if cut and keep is not None else len(piece))
-    return Span(folded.origin[first], folded.origin[cursor - 1] + 1)
-
-
-def _cut_word_find(haystack: str, needle: str, start: int) -> int:
-    """The first place ``needle`` begins a word in ``haystack`` from ``start`` and ends inside one."""
-    at = haystack.find(needle, start)
-    while at >= 0:
-        before = haystack[at - 1] if at > 0 else " "
-        after = haystack[at + len(needle)] if at + len(needle) < len(haystack) else " "
-        if not (needle[0].isalnum() and before.isalnum()) and after.isalnum():
-            return at
-        at = haystack.find(needle, at + 1)
-    return -1
+        if first_start < 0:
+            first_start = at
+        cursor = at + len(piece)
+        last_end = cursor
+    start = folded.origin[first_start]
+    end = folded.origin[last_end - 1] + 1
+    return Span(start, end)
 
 
 def _word_bounded_find(haystack: str, needle: str, start: int) -> int:

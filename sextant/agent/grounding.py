@@ -1,10 +1,10 @@
 """The quote check: a statement keeps a label only where its quote stands in that passage.
 
 Deterministic, and the same for every model: a quote is looked up in the passage it names
-(``sextant.agent.evidence``; a quote a length cap cut mid-word is read to its last whole word); found, and
-saying what the statement says, the label stays; otherwise the label goes. The span that travels with the
-label is the whole sentences the quote stands in: they are what the check judged, and the local model's
-quotes are only their first words. A statement whose own text stands in a passage shown (small models copy
+(``sextant.agent.evidence``); found, and saying what the statement says, the label stays; otherwise the label
+goes. The span that travels with the label is the whole sentences the quote stands in: they are what the
+check judged, and the local model's quotes are only their first words (its grammar caps them,
+``sextant.llm.llama_local``). A statement whose own text stands in a passage shown (small models copy
 sentences) is its own quote. A statement left with no evidence is dropped, or kept and visibly marked
 (``unsupported``).
 
@@ -30,7 +30,7 @@ from typing import Literal
 
 from sextant.agent.citations import says_not_answered
 from sextant.agent.events import AnswerStatement, Evidence
-from sextant.agent.evidence import Span, locate, locate_cut
+from sextant.agent.evidence import Span, locate
 from sextant.agent.passages import Passage, PassageBook
 from sextant.agent.sentences import Sentence, split, terms
 from sextant.llm.chat import Statement
@@ -68,7 +68,7 @@ def check_statement(
         passage = by_label.get(quote.label)
         if passage is None:
             continue
-        span = locate_cut(quote.text, passage.text)
+        span = locate(quote.text, passage.text)
         if span is None:
             continue
         start, end = _grown(span, _sentences_around(passage, span))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sextant.agent.evidence import MIN_QUOTE_CHARS, Span, fold, locate, locate_cut, quote_pieces
+from sextant.agent.evidence import MIN_QUOTE_CHARS, Span, fold, locate, quote_pieces
 
 PASSAGE = "Descale the machine every 3 months. Use citric acid, never vinegar, for the boiler."
 
@@ -78,30 +78,6 @@ def test_a_quote_not_in_the_passage_is_not_found() -> None:
     assert locate("every 3 months", "") is None
 
 
-def test_a_quote_cut_mid_word_is_read_to_its_last_whole_word() -> None:
-    passage = "Descale the machine every two months,\nor monthly with hard water."
-    assert locate("the machine every two mon", passage) is None
-    span = locate_cut("the machine every two mon", passage)
-    assert span is not None and passage[span.start : span.end] == "the machine every two"
-    assert locate_cut("every two months, or mon", passage) == locate("every two months,\nor", passage)
-    assert locate_cut("every two months, o", passage) == locate("every two months", passage)  # not the comma
-    assert locate_cut("machine every two months", passage) == locate("machine every two months", passage)
-    # Through the folding: a line-broken hyphenation and an ellipsis.
-    broken = "Regular descal-\ning keeps the boiler clean."
-    assert (found := locate_cut("keeps the boi", broken)) is not None and broken[found.start : found.end] == "keeps the"
-    assert locate_cut("Descale … every two mon", passage) == locate("Descale … every two", passage)
-
-
-def test_a_cut_quote_is_refused_when_its_words_are_wrong_or_too_few() -> None:
-    passage = "Descale the machine every two months, or monthly with hard water."
-    assert locate_cut("the machine every three mon", passage) is None  # the last whole word is wrong
-    assert locate_cut("the machine every two wee", passage) is None  # no word there begins with the cut one
-    assert locate_cut("the machine every two monthz", passage) is None  # the word there ends sooner
-    assert locate_cut("descaling mon", "Regular descaling monthly.") is None  # one whole word stands anywhere
-    assert locate_cut("the of mon", "Most of the of months.") is None  # shorter than MIN_QUOTE_CHARS
-    assert locate_cut("Descale the machine … mon", passage) is None  # no whole word before the cut in its piece
-
-
 def test_fold_is_what_the_check_compares() -> None:
     # Leading space is never emitted, a soft hyphen is not a character, trailing space folds to one.
     assert fold("  The\u00adﬁlter \u2014 “Done”  ") == 'thefilter - "done" '
@@ -125,20 +101,3 @@ def test_any_run_of_whole_words_is_found_where_its_text_folds_to_the_quote(
         return
     assert span is not None
     assert fold(passage[span.start : span.end]).strip(" .,") == fold(quote).strip(" .,")
-
-
-@given(st.lists(st.tuples(words, separators), min_size=3, max_size=30), st.data())
-def test_whole_words_and_the_start_of_the_next_are_found_where_the_whole_words_stand(
-    parts: list[tuple[str, str]], data: st.DataObject
-) -> None:
-    passage = "".join(word + sep for word, sep in parts)
-    first = data.draw(st.integers(0, len(parts) - 3))
-    last = data.draw(st.integers(first + 1, len(parts) - 2))
-    following = parts[last + 1][0]
-    cut = following[: data.draw(st.integers(1, len(following)))]
-    whole = "".join(word + sep for word, sep in parts[first:last]) + parts[last][0]
-    quote = whole + parts[last][1] + cut
-    span = locate_cut(quote, passage)
-    if quote_pieces(whole):
-        assert span is not None
-        assert fold(passage[span.start : span.end]).strip(" .,") in {fold(whole).strip(" .,"), fold(quote).strip(" .,")}
