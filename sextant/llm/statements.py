@@ -170,7 +170,7 @@ def _statement(raw: str, quote_cap: int | None) -> Statement | None:
 
 
 def _unforced(words: str, quote_cap: int | None) -> str:
-    """``words`` without the last word when it ended within reach of ``quote_cap``; '' if one word is left."""
+    """``words`` without the last word when it ended within reach of ``quote_cap``; '' if under two words stay."""
     if quote_cap is None or len(words) <= quote_cap - FORCED_TAIL_CHARS:
         return words
     head, *last = words.rstrip().rsplit(maxsplit=1)
