@@ -91,8 +91,7 @@ def create_app(
                     sweeper.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await sweeper
-                if choice.model is not None:
-                    await choice.model.aclose()
+                await choice.aclose()
 
     app = FastAPI(
         title="Sextant agent",

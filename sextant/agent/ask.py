@@ -13,6 +13,7 @@ import sys
 
 import anyio
 
+from sextant.agent.answer_check import answer_check_for
 from sextant.agent.events import AnswerEvent, SourcesEvent, TokenEvent, ToolCallEvent, ToolResultEvent
 from sextant.agent.kb_client import KbClient, stdio_server
 from sextant.agent.loop import AgentLoop
@@ -36,6 +37,7 @@ async def ask(question: str, settings: AgentSettings) -> int:
             unsupported=settings.unsupported,
             quotes=settings.quotes,
             max_output_tokens=settings.max_output_tokens,
+            answer_check=answer_check_for(choice),
         )
         try:
             async for event in loop.run(question):
@@ -51,8 +53,7 @@ async def ask(question: str, settings: AgentSettings) -> int:
                 elif isinstance(event, AnswerEvent):
                     answer = event
         finally:
-            if choice.model is not None:
-                await choice.model.aclose()
+            await choice.aclose()
     if answer is None:
         print("no answer", file=sys.stderr)
         return 1

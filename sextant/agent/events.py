@@ -96,6 +96,13 @@ class Verification(BaseModel):
     action: Literal["mark", "drop", "off"] = "off"
     addresses_question: bool | None = None
     note: str = ""
+    answer_checks: int = Field(
+        default=0, ge=0, description="Statements the answer check asked about: do their sentences answer the question?"
+    )
+    not_answering: list[str] = Field(
+        default_factory=list,
+        description="Statements the answer check removed: their quotes stand in the passages but do not answer.",
+    )
 
 
 class UsageInfo(BaseModel):

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from sextant.agent.answer_check import AnswerCheck
 from sextant.agent.citations import MARKER, CitationReport, MarkerScanner, check, labels_in
 from sextant.agent.events import (
     AgentEvent,
@@ -107,6 +108,8 @@ class _Run:
     unsourced: list[str] = field(default_factory=list)
     quotes: int = 0
     quotes_found: int = 0
+    not_answering: list[str] = field(default_factory=list)  # kept by the quote check, dropped by the answer check
+    answer_checks: int = 0
 
     def shown_passages(self) -> list[Passage]:
         return self.book.knowledge_base(self.shown)
@@ -128,8 +131,10 @@ class AgentLoop:
         quotes: QuoteMatch = "facts",
         web_search: bool = False,
         max_output_tokens: int = 1024,
+        answer_check: AnswerCheck | None = None,
     ) -> None:
         self.kb = kb
+        self.answer_check = answer_check
         self.model = model
         self.budget = budget
         self.verify = verify
@@ -184,6 +189,7 @@ class AgentLoop:
             run.turns += 1
             end: TurnEnd | None = None
             turn_text: list[str] = []
+            streamed = 0  # statements the adapter reported as they completed
             try:
                 async for chunk in model.stream(step):
                     if isinstance(chunk, TextDelta) and step.tool_choice == "none":
@@ -192,7 +198,8 @@ class AgentLoop:
                         for label in scanner.feed(chunk.text):
                             yield CitationEvent(label=label, valid=label in run.shown)
                     elif isinstance(chunk, StatementDone):
-                        for event in self._statement(run, chunk.statement):
+                        streamed += 1
+                        for event in await self._statement(run, chunk.statement):
                             yield event
                     elif isinstance(chunk, TurnEnd):
                         end = chunk
@@ -209,10 +216,10 @@ class AgentLoop:
             if self.budget is not None:
                 self.budget.add(end.usage.cost_usd)
             if step.answer_format == "statements":
-                if not run.statements and not run.unsourced:
+                if not streamed:
                     # An adapter that only reports statements at the end still gets them checked.
                     for statement in end.statements:
-                        for event in self._statement(run, statement):
+                        for event in await self._statement(run, statement):
                             yield event
                 break
             if step.tool_choice == "none":
@@ -238,8 +245,8 @@ class AgentLoop:
         async for event in self._answer(run, model, "".join(prose).strip()):
             yield event
 
-    def _statement(self, run: _Run, statement: Statement) -> list[AgentEvent]:
-        """Check one statement's quotes; a kept one is streamed at once with its evidence."""
+    async def _statement(self, run: _Run, statement: Statement) -> list[AgentEvent]:
+        """Check one statement's quotes, then whether they answer; a kept one is streamed at once with its evidence."""
         checked = check_statement(
             statement, run.book, run.shown, self.unsupported, question=run.question, quotes=self.quotes
         )
@@ -250,6 +257,9 @@ class AgentLoop:
                 run.unsourced.append(statement.text)
             return []
         kept = checked.statement
+        if kept.supported and not await self._answers(run, kept):
+            run.not_answering.append(kept.text)
+            return []
         events: list[AgentEvent] = [
             TokenEvent(text=render(kept, first=not run.statements)),
             *(CitationEvent(label=e.label, valid=True) for e in kept.evidence),
@@ -257,6 +267,18 @@ class AgentLoop:
         ]
         run.statements.append(kept)
         return events
+
+    async def _answers(self, run: _Run, statement: AnswerStatement) -> bool:
+        """The answer check's verdict; a check that cannot be made keeps the statement."""
+        if self.answer_check is None:
+            return True
+        try:
+            answers = await self.answer_check.answers(run.question, statement, run.book)
+        except ModelError as exc:
+            log.warning("answer check skipped: %s", exc)
+            return True
+        run.answer_checks += 1
+        return answers
 
     async def _answer(self, run: _Run, model: ChatModel, prose: str) -> AsyncIterator[AgentEvent]:
         if not prose and not run.statements:
@@ -275,6 +297,9 @@ class AgentLoop:
             if self.budget is not None:
                 self.budget.add(extra.cost_usd)
         final = check(answer_text, run.shown)
+        verification = verification.model_copy(
+            update={"answer_checks": run.answer_checks, "not_answering": run.not_answering}
+        )
         yield AnswerEvent(
             text=final.text,
             mode="model",
@@ -427,8 +452,13 @@ def _summary(structured: dict[str, Any]) -> str:
 
 def _quote_note(run: _Run) -> str:
     if not run.quotes:
-        return "statements are kept only where their quotes stand in the passages they cite"
-    return f"{run.quotes_found} of {run.quotes} quotes found in the passages they named; the rest were removed"
+        note = "statements are kept only where their quotes stand in the passages they cite"
+    else:
+        note = f"{run.quotes_found} of {run.quotes} quotes found in the passages they named; the rest were removed"
+    if run.answer_checks:
+        gone = len(run.not_answering)
+        note += f"; {gone} of {run.answer_checks} statements removed because their sentences do not answer the question"
+    return note
 
 
 def _citation_summary(answer: CitationReport, draft: CitationReport, unsourced: list[str]) -> CitationSummary:

@@ -67,6 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path(".sextant-eval/agent"), help="where answers and the report go")
     args = parser.parse_args(argv)
 
+    from sextant.agent.answer_check import answer_check_for
     from sextant.agent.settings import load_agent_settings
     from sextant.kb.knowledge_base import KnowledgeBase
     from sextant.llm.factory import build_model
@@ -100,7 +101,15 @@ def main(argv: list[str] | None = None) -> None:
         )
 
     runs = anyio.run(
-        ask_all, questions, choice.model, store, settings.verify, progress, settings.unsupported, settings.quotes
+        ask_all,
+        questions,
+        choice.model,
+        store,
+        settings.verify,
+        progress,
+        settings.unsupported,
+        settings.quotes,
+        answer_check_for(choice),
     )
     elapsed = time.perf_counter() - started
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sextant.agent.answer_check import AnswerCheck
 from sextant.agent.events import AgentEvent, AnswerEvent, SourcesEvent, StatementEvent, ToolResultEvent
 from sextant.agent.evidence import locate
 from sextant.agent.kb_client import KbClient, stdio_server
@@ -68,13 +69,21 @@ async def ask_all(
     progress: Callable[[int, AgentRun], None] | None = None,
     unsupported: str = "drop",
     quotes: str = "facts",
+    answer_check: AnswerCheck | None = None,
 ) -> list[AgentRun]:
     """Every question through the real loop and a real ``sextant-kb`` process over ``store``."""
     params = stdio_server(None)
     params.env = {**(params.env or dict(os.environ)), "SEXTANT_CHROMA_DIR": str(store), "SEXTANT_LOG_LEVEL": "WARNING"}
     runs: list[AgentRun] = []
     async with KbClient(params) as kb:
-        loop = AgentLoop(kb, model, verify=verify, unsupported=unsupported, quotes=quotes)  # type: ignore[arg-type]
+        loop = AgentLoop(
+            kb,
+            model,
+            verify=verify,  # type: ignore[arg-type]
+            unsupported=unsupported,  # type: ignore[arg-type]
+            quotes=quotes,  # type: ignore[arg-type]
+            answer_check=answer_check,
+        )
         for question in questions:
             run = AgentRun(question)
             passages: dict[int, Passage] = {}
@@ -135,7 +144,7 @@ def judge_rows(runs: Sequence[AgentRun]) -> list[dict[str, Any]]:
 
 
 def answer_summary(runs: Sequence[AgentRun]) -> dict[str, Any]:
-    """Citation validity, verification firing and abstention over the answers."""
+    """Citation validity, verification firing, the answer check's removals and abstention over the answers."""
     answers = [run.answer for run in runs if run.answer is not None]
     labels_total = sum(a.citations.labels_total for a in answers)
     labels_valid = sum(a.citations.labels_valid for a in answers)
@@ -158,6 +167,8 @@ def answer_summary(runs: Sequence[AgentRun]) -> dict[str, Any]:
         ),
         "verification_checked": len(checked),
         "verification_fired": sum(1 for a in checked if a.verification.unsupported),
+        "answer_checks": sum(a.verification.answer_checks for a in answers),
+        "answer_check_removed": sum(len(a.verification.not_answering) for a in answers),
         "abstained_on_unanswerable": _share([abstains(r) for r in unanswerable]),
         "abstained_on_answerable": _share([abstains(r) for r in answerable]),
         "mean_turns": round(statistics.fmean(a.turns for a in answers), 2) if answers else None,

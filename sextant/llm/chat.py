@@ -188,3 +188,15 @@ class ChatModel(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+class YesNoModel(Protocol):
+    """A model asked only yes-or-no questions, answering with the probability of yes (the answer check)."""
+
+    name: str
+
+    async def yes_probability(self, system: str, question: str) -> float:
+        """P(yes) against P(no) as the reply's first word; raises ``ModelError``."""
+        ...
+
+    async def aclose(self) -> None: ...

@@ -5,10 +5,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from sextant.llm.chat import ChatModel
+from sextant.llm.chat import ChatModel, YesNoModel
 from sextant.llm.settings import ModelSettings
 
 log = logging.getLogger(__name__)
+
+
+# The answer check's model for the local provider (learning/agent.md, run 7).
+CHECKER = "qwen2.5-coder-1.5b-instruct"
 
 
 @dataclass(frozen=True)
@@ -16,6 +20,14 @@ class ModelChoice:
     model: ChatModel | None
     provider: str
     detail: str
+    # Asked whether a statement's sentences answer the question (``sextant.agent.answer_check``).
+    checker: YesNoModel | None = None
+
+    async def aclose(self) -> None:
+        if self.model is not None:
+            await self.model.aclose()
+        if self.checker is not None:
+            await self.checker.aclose()
 
 
 def build_model(settings: ModelSettings) -> ModelChoice:
@@ -45,10 +57,27 @@ def build_model(settings: ModelSettings) -> ModelChoice:
             return ModelChoice(OpenAICompatModel.from_settings(settings), "openai", f"endpoint {settings.local_url}")
         from sextant.llm.llama_local import LlamaModel
 
-        return ModelChoice(LlamaModel.from_settings(settings), "local", f"llama.cpp {settings.local_model}")
+        local = LlamaModel.from_settings(settings)
+        checker, checked = _checker(settings)
+        return ModelChoice(local, "local", f"llama.cpp {settings.local_model}; {checked}", checker)
     except ImportError as exc:
         detail = f"the {provider} model needs a package that is not installed ({exc.name}); see the README"
     except Exception as exc:  # a model that cannot load must not stop the server: it answers with excerpts
         detail = f"the {provider} model could not be loaded: {exc}"
     log.warning("%s; answers will be excerpts", detail)
     return ModelChoice(None, provider, detail)
+
+
+def _checker(settings: ModelSettings) -> tuple[YesNoModel | None, str]:
+    """The answer check's model and a note on it; a model that cannot load leaves answers unchecked, with a warning."""
+    if settings.answer_check == "off":
+        return None, "answers not checked (SEXTANT_ANSWER_CHECK=off)"
+    name = CHECKER if settings.answer_check == "auto" else settings.answer_check
+    from sextant.llm.llama_yes_no import LlamaYesNo
+
+    try:
+        checker = LlamaYesNo.load(name, settings.model_files_dir(), settings.threads)
+    except Exception as exc:  # a missing checker must not stop the server: answers are then unchecked
+        log.warning("answers will not be checked against the question: %s", exc)
+        return None, f"answers not checked ({exc})"
+    return checker, f"answers checked by {checker.name}"

@@ -92,3 +92,24 @@ class ScriptedModel:
 
     async def aclose(self) -> None:
         return None
+
+
+class ScriptedYesNo:
+    """A test double for the answer check's model: replays queued probabilities and records each question."""
+
+    def __init__(self, probabilities: Iterable[float | ModelError], name: str = "scripted-yes-no") -> None:
+        self.name = name
+        self._replies = deque(probabilities)
+        self.questions: list[str] = []
+
+    async def yes_probability(self, system: str, question: str) -> float:
+        self.questions.append(question)
+        if not self._replies:
+            raise ModelError("the script has no more yes-or-no replies")
+        reply = self._replies.popleft()
+        if isinstance(reply, ModelError):
+            raise reply
+        return reply
+
+    async def aclose(self) -> None:
+        return None

@@ -41,6 +41,13 @@ class ModelSettings(SharedSettings):
         default="qwen2.5-coder-0.5b-instruct",
         description="Local GGUF model: a name known to sextant-models, or a path to a .gguf file.",
     )
+    answer_check: str = Field(
+        default="auto",
+        description="With the local model, a second local model reads each statement's sentences and the question "
+        "and says whether they answer it; statements it says no to are removed. auto: qwen2.5-coder-1.5b-instruct "
+        "(sextant-models fetch qwen2.5-coder-1.5b-instruct; without its file answers are unchecked, with a warning); "
+        "off; or a model name or .gguf path (learning/agent.md, run 7).",
+    )
     local_url: str | None = Field(
         default=None,
         description="OpenAI-compatible chat endpoint (llama.cpp server, Ollama, vLLM), e.g. http://127.0.0.1:8080/v1.",

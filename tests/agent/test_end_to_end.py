@@ -32,7 +32,12 @@ def test_a_question_is_answered_by_the_local_model_with_citations_from_the_real_
 ) -> None:
     monkeypatch.setenv("SEXTANT_CHROMA_DIR", str(tmp_path / "store"))  # read by the sextant-kb subprocess
     settings = AgentSettings(  # type: ignore[call-arg]
-        _env_file=None, provider="local", local_model=TEST_MODEL, models_dir=smollm2.parent, verify="off"
+        _env_file=None,
+        provider="local",
+        local_model=TEST_MODEL,
+        models_dir=smollm2.parent,
+        verify="off",
+        answer_check=TEST_MODEL,  # the real check, on the small model: the path, not its verdicts
     )
     app = create_app(settings, budget=DailyBudget(1.0, tmp_path / "spend.json"))
     with TestClient(app) as client:

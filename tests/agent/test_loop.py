@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 
 import pytest
 
+from sextant.agent.answer_check import AnswerCheck
 from sextant.agent.events import (
     AgentEvent,
     AnswerEvent,
@@ -25,7 +26,7 @@ from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import create_server
 from sextant.llm.chat import GroundingSupport, ModelError, Quote, Statement, ToolCall, Usage, WebSource
 from sextant.llm.gemini import GeminiModel
-from sextant.llm.scripted import ScriptedModel, ScriptedTurn, search_call
+from sextant.llm.scripted import ScriptedModel, ScriptedTurn, ScriptedYesNo, search_call
 from tests.llm.gemini_protocol_server import GeminiProtocolServer, function_call_part, response, text_part
 
 ESPRESSO = (
@@ -395,6 +396,57 @@ async def test_a_statement_that_says_the_documents_do_not_answer_is_an_abstentio
         answer = answer_of(await collect(AgentLoop(kb_tools, model).run("How hot should espresso water be?")))
         assert answer.text == NOT_ANSWERED
         assert answer.citations.unsourced == ["The capital of Mongolia is Ulaanbaatar."]
+
+
+def _local_answer(*statements: Statement) -> ScriptedModel:
+    return ScriptedModel([ScriptedTurn(statements=statements)], calls_tools_itself=False)
+
+
+async def test_a_found_quote_that_does_not_answer_the_question_goes_and_the_answer_abstains(
+    kb: KnowledgeBase,
+) -> None:
+    async with open_kb(kb) as kb_tools:
+        model = _local_answer(quoted("Brew at 93 degrees.", (1, BREW)))
+        checker = ScriptedYesNo([0.2])
+        loop = AgentLoop(kb_tools, model, answer_check=AnswerCheck(checker))
+        events = await collect(loop.run("Which coffee beans make the best espresso?"))
+        answer = answer_of(events)
+        assert answer.text == NOT_ANSWERED and answer.statements == []
+        assert not any(isinstance(e, StatementEvent) for e in events)  # nothing was shown, then taken back
+        assert (answer.verification.answer_checks, answer.verification.not_answering) == (1, ["Brew at 93 degrees."])
+        assert "1 of 1 statements removed because their sentences do not answer" in answer.verification.note
+        assert f"Text: {BREW}\n\nQuestion: Which coffee beans make the best espresso?" in checker.questions[0]
+
+
+async def test_statements_the_check_keeps_are_streamed_and_the_others_go(kb: KnowledgeBase) -> None:
+    async with open_kb(kb) as kb_tools:
+        model = _local_answer(
+            quoted("Brew at 93 degrees.", (1, BREW)),
+            quoted("A double uses 18 grams.", (1, "A double shot uses 18 grams of finely ground coffee")),
+        )
+        loop = AgentLoop(kb_tools, model, answer_check=AnswerCheck(ScriptedYesNo([0.9, 0.1])))
+        events = await collect(loop.run("How hot should the water for espresso be?"))
+        answer = answer_of(events)
+        assert answer.text == "Brew at 93 degrees [1]."
+        assert [e.statement.text for e in events if isinstance(e, StatementEvent)] == ["Brew at 93 degrees."]
+        assert answer.verification.not_answering == ["A double uses 18 grams."]
+
+
+async def test_a_check_that_cannot_be_made_keeps_the_statement(kb: KnowledgeBase) -> None:
+    async with open_kb(kb) as kb_tools:
+        model = _local_answer(quoted("Brew at 93 degrees.", (1, BREW)))
+        loop = AgentLoop(kb_tools, model, answer_check=AnswerCheck(ScriptedYesNo([ModelError("too long")])))
+        answer = answer_of(await collect(loop.run("How hot should the water for espresso be?")))
+        assert answer.text == "Brew at 93 degrees [1]."
+        assert answer.verification.answer_checks == 0
+
+
+async def test_a_statement_whose_quote_is_not_found_is_never_sent_to_the_check(kb: KnowledgeBase) -> None:
+    async with open_kb(kb) as kb_tools:
+        checker = ScriptedYesNo([])
+        model = _local_answer(quoted("Brew at 99 degrees.", (1, "water at 99 degrees")))
+        answer = answer_of(await collect(AgentLoop(kb_tools, model, answer_check=AnswerCheck(checker)).run("How hot?")))
+        assert answer.text == NOT_ANSWERED and checker.questions == []
 
 
 async def test_gemini_s_quotes_get_the_same_check_through_the_real_adapter(

@@ -65,7 +65,7 @@ def test_the_agent_is_graded_on_what_its_searches_returned_and_how_it_cited(tmp_
     first = runs[0].answer
     assert first is not None and first.text == "A double uses 18 grams of coffee [1]."
     assert first.citations.unsourced == ["It tastes strong and bitter."]
-    assert first.statements[0].evidence[0].quote == "18 grams of finely ground coffee"
+    assert first.statements[0].evidence[0].quote == ESPRESSO  # the whole sentence the quote stands in
     assert summary["abstained_on_unanswerable"] == 1.0 and summary["abstained_on_answerable"] == 0.0
 
     answers = tmp_path / "answers.jsonl"

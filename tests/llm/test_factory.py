@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
-from sextant.llm.factory import build_model
+from sextant.llm.factory import CHECKER, build_model
 from sextant.llm.gemini import GeminiModel
 from sextant.llm.openai_compat import OpenAICompatModel
 from sextant.llm.settings import ModelSettings
+from tests.llm.conftest import TEST_MODEL
 
 
 def _settings(**values: object) -> ModelSettings:
@@ -52,3 +54,29 @@ def test_a_local_model_that_cannot_load_is_none_with_the_reason(tmp_path: Path) 
     choice = build_model(_settings(models_dir=tmp_path, local_model="smollm2-135m-instruct"))
     assert (choice.model, choice.provider) == (None, "local")
     assert "sextant-models fetch smollm2-135m-instruct" in choice.detail
+
+
+def test_the_local_model_is_checked_by_the_named_checker(smollm2: Path) -> None:
+    choice = build_model(
+        _settings(models_dir=smollm2.parent, local_model=TEST_MODEL, answer_check=TEST_MODEL, threads=1)
+    )
+    assert choice.model is not None and choice.checker is not None
+    assert choice.detail == f"llama.cpp {TEST_MODEL}; answers checked by {TEST_MODEL}"
+    asyncio.run(choice.aclose())
+
+
+def test_a_checker_whose_file_is_missing_leaves_answers_unchecked_and_says_how_to_fetch_it(
+    smollm2: Path, tmp_path: Path
+) -> None:
+    # auto's checker is the 1.5B model, which this folder does not hold.
+    (tmp_path / smollm2.name).symlink_to(smollm2)
+    choice = build_model(_settings(models_dir=tmp_path, local_model=str(tmp_path / smollm2.name), threads=1))
+    assert choice.model is not None and choice.checker is None
+    assert "answers not checked" in choice.detail and f"sextant-models fetch {CHECKER}" in choice.detail
+    asyncio.run(choice.aclose())
+
+
+def test_off_asks_no_checker(smollm2: Path) -> None:
+    choice = build_model(_settings(models_dir=smollm2.parent, local_model=TEST_MODEL, answer_check="off", threads=1))
+    assert choice.checker is None and choice.detail.endswith("answers not checked (SEXTANT_ANSWER_CHECK=off)")
+    asyncio.run(choice.aclose())

@@ -1028,8 +1028,19 @@ export interface components {
             action: "mark" | "drop" | "off";
             /** Addresses Question */
             addresses_question?: boolean | null;
+            /**
+             * Answer Checks
+             * @description Statements the answer check asked about: do their sentences answer the question?
+             * @default 0
+             */
+            answer_checks: number;
             /** Checked */
             checked: boolean;
+            /**
+             * Not Answering
+             * @description Statements the answer check removed: their quotes stand in the passages but do not answer.
+             */
+            not_answering?: string[];
             /**
              * Note
              * @default

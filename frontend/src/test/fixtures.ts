@@ -24,7 +24,15 @@ export const answerEvent = (text: string, dangling: number[] = []) => ({
   model: "scripted",
   reason: "",
   citations: { claims: 1, claims_cited: 1, labels_total: 1, labels_valid: 1, dangling },
-  verification: { checked: false, statements: 0, unsupported: [], action: "off" as const, note: "" },
+  verification: {
+    checked: false,
+    statements: 0,
+    unsupported: [],
+    action: "off" as const,
+    note: "",
+    answer_checks: 0,
+    not_answering: [] as string[],
+  },
   usage: { input_tokens: 0, output_tokens: 0, thinking_tokens: 0, cost_usd: 0 },
   turns: 1,
 });

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from fastapi import APIRouter, HTTPException
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
+from sextant.agent.answer_check import answer_check_for
 from sextant.agent.api import QueryRequest, QueryResponse
 from sextant.agent.deps import Answering, Asking, Budgeted, Limited, State, kb_down
 from sextant.agent.events import (
@@ -118,4 +119,5 @@ def _loop(state: AgentState) -> AgentLoop:
         quotes=state.settings.quotes,
         web_search=state.settings.web_search == "on",
         max_output_tokens=state.settings.max_output_tokens,
+        answer_check=answer_check_for(state.choice),
     )

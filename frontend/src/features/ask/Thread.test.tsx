@@ -41,6 +41,26 @@ describe("citations in an answer", () => {
     expect(note.querySelector('s[data-citation="4"]')).not.toBeNull();
   });
 
+  it("tells the reader what the answer check left out, once the answer is complete", () => {
+    const answer = answerEvent("The documents do not answer this question.");
+    answer.verification.not_answering = ["Brew at 93 degrees."];
+    const done = turn(answer.text, { answer });
+    render(<Thread turns={[done]} passages={[passage(1)]} onOpen={() => undefined} onRetry={() => undefined} />);
+    const note = screen.getByTestId("not-answering");
+    expect(note.textContent).toContain("Left out: a statement whose passages do not answer the question");
+    expect(note.querySelector("li")?.textContent).toBe("Brew at 93 degrees.");
+    cleanup();
+    render(
+      <Thread
+        turns={[turn("Use 18 g [1].", { answer: answerEvent("Use 18 g [1].") })]}
+        passages={[passage(1)]}
+        onOpen={() => undefined}
+        onRetry={() => undefined}
+      />,
+    );
+    expect(screen.queryByTestId("not-answering")).toBeNull();
+  });
+
   it("keeps a citation inside a table cell and a half-streamed table as text", () => {
     const table = "| drink | grams |\n| --- | --- |\n| double | 18 [1] |\n";
     render(<Thread turns={[turn(table)]} passages={[passage(1)]} onOpen={() => undefined} onRetry={() => undefined} />);

@@ -59,6 +59,7 @@ function TurnView({ turn, passages, onOpen, onRetry }: TurnProps) {
   const dangling = turn.answer?.citations.dangling ?? [];
   const summary = turn.answer?.citations;
   const unsupported = turn.answer?.verification.unsupported ?? [];
+  const notAnswering = turn.answer?.verification.not_answering ?? [];
 
   return (
     <article className="space-y-3" data-testid="turn" data-status={turn.status} aria-busy={streaming}>
@@ -143,6 +144,21 @@ function TurnView({ turn, passages, onOpen, onRetry }: TurnProps) {
               ))}
             </ul>
           </div>
+        )}
+
+        {notAnswering.length > 0 && !streaming && (
+          <details className="mt-3 rounded-md border p-2 text-sm text-muted-foreground" data-testid="not-answering">
+            <summary>
+              Left out: {notAnswering.length === 1 ? "a statement" : `${notAnswering.length} statements`} whose passages do not answer the
+              question
+            </summary>
+            <ul className="mt-1 list-disc pl-5">
+              {notAnswering.map((s, i) => (
+                // biome-ignore lint/suspicious/noArrayIndexKey: a fixed list of sentences, which may repeat
+                <li key={i}>{s}</li>
+              ))}
+            </ul>
+          </details>
         )}
 
         {cited.length > 0 && !streaming && (

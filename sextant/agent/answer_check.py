@@ -1,0 +1,68 @@
+"""The answer check: do the sentences a statement stands on answer the question that was asked?
+
+The quote check (``sextant.agent.grounding``) makes sure a statement's words stand in the passage it cites;
+it cannot tell whether they answer the question. Asked something the documents are about but do not say (a
+near miss: the dose of a treatment the guide only names), a 0.5B model answers from the nearest sentence on
+the subject, and the quote is found. A larger local model then reads that statement's evidence sentences and
+the question and is asked whether they give the answer; the statement goes when "no" is the likelier first
+word of its reply (``sextant.llm.llama_yes_no``). An answer left with no statement says that the documents
+do not answer the question.
+
+No threshold was tuned: the cut is the model's own choice between yes and no (learning/agent.md, run 7).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sextant.agent.events import AnswerStatement
+from sextant.agent.passages import PassageBook
+from sextant.agent.sentences import split
+from sextant.llm.chat import YesNoModel
+from sextant.llm.factory import ModelChoice
+
+log = logging.getLogger(__name__)
+
+SYSTEM = "You check whether a text answers a question. Reply yes or no."
+QUESTION = "Text: {text}\n\nQuestion: {question}\n\nDoes the text give the answer to this question? Reply yes or no."
+# P(yes) at or above this keeps the statement: yes is at least as likely as no.
+KEEP_AT = 0.5
+
+
+class AnswerCheck:
+    """Asks ``model`` whether a statement's evidence answers the question."""
+
+    def __init__(self, model: YesNoModel) -> None:
+        self.model = model
+
+    async def answers(self, question: str, statement: AnswerStatement, book: PassageBook) -> bool:
+        """Whether the sentences holding ``statement``'s evidence answer ``question``.
+
+        Raises:
+            ModelError: the model could not be asked (the caller keeps the statement).
+        """
+        text = evidence_text(statement, book)
+        probability = await self.model.yes_probability(SYSTEM, QUESTION.format(text=text, question=question))
+        log.debug("answer check %.3f for %r", probability, statement.text)
+        return probability >= KEEP_AT
+
+
+def answer_check_for(choice: ModelChoice) -> AnswerCheck | None:
+    """The check the configured models make, if any."""
+    return AnswerCheck(choice.checker) if choice.checker is not None else None
+
+
+def evidence_text(statement: AnswerStatement, book: PassageBook) -> str:
+    """The whole sentences ``statement``'s evidence stands in, in citation order, each once, reflowed."""
+    sentences: list[str] = []
+    for evidence in statement.evidence:
+        passage = book.get(evidence.label)
+        if passage is None:
+            continue
+        holding = [
+            s.text for s in split(passage.label, passage.text) if s.start < evidence.end and evidence.start < s.end
+        ]
+        for text in holding or [" ".join(evidence.quote.split())]:
+            if text not in sentences:
+                sentences.append(text)
+    return " ".join(sentences)

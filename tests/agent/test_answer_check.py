@@ -1,0 +1,52 @@
+"""The answer check: a statement whose quote is found still goes when its sentences do not answer the question."""
+
+from __future__ import annotations
+
+from sextant.agent.answer_check import KEEP_AT, AnswerCheck, answer_check_for, evidence_text
+from sextant.agent.events import AnswerStatement, Evidence
+from sextant.agent.passages import Passage, PassageBook
+from sextant.llm.factory import ModelChoice
+from sextant.llm.scripted import ScriptedYesNo
+
+DESCALE = "Descale the machine\nevery three months. Use citric acid. Rinse the tank weekly."
+BOOK = PassageBook(
+    [
+        Passage(label=1, title="Manual", text=DESCALE),
+        Passage(label=2, title="Manual", text="Filtered water slows scale."),
+    ]
+)
+
+
+def statement(*spans: tuple[int, int, int]) -> AnswerStatement:
+    evidence = []
+    for label, start, end in spans:
+        passage = BOOK.get(label)
+        assert passage is not None
+        evidence.append(Evidence.at(label, passage.text, start, end))
+    return AnswerStatement(text="Descale every three months.", evidence=evidence, supported=True)
+
+
+def test_the_model_reads_the_whole_sentences_the_evidence_stands_in_reflowed_each_once() -> None:
+    words = DESCALE.index("every three")
+    both = statement((1, words, words + 11), (1, 0, 7), (2, 0, 8))
+    assert evidence_text(both, BOOK) == "Descale the machine every three months. Filtered water slows scale."
+
+
+def test_evidence_in_a_passage_the_book_does_not_hold_is_left_out() -> None:
+    held = statement((1, 0, 7))
+    held.evidence.append(Evidence(label=9, quote="Elsewhere", start=0, end=9))
+    assert evidence_text(held, BOOK) == "Descale the machine every three months."
+
+
+async def test_the_statement_stays_when_yes_is_at_least_as_likely_as_no() -> None:
+    model = ScriptedYesNo([KEEP_AT, 0.49])
+    check = AnswerCheck(model)
+    assert await check.answers("How often do I descale?", statement((1, 0, 7)), BOOK)
+    assert not await check.answers("Which descaler brand?", statement((1, 0, 7)), BOOK)
+    assert "Text: Descale the machine every three months.\n\nQuestion: How often do I descale?" in model.questions[0]
+
+
+def test_only_a_choice_with_a_checker_checks() -> None:
+    assert answer_check_for(ModelChoice(None, "none", "no model")) is None
+    check = answer_check_for(ModelChoice(None, "local", "local", ScriptedYesNo([])))
+    assert check is not None and check.model.name == "scripted-yes-no"
