@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from sextant.agent.answer_check import AnswerCheck
-from sextant.agent.events import AgentEvent, AnswerEvent, SourcesEvent, StatementEvent, ToolResultEvent
+from sextant.agent.events import (
+    AgentEvent,
+    AnswerEvent,
+    AnswerStatement,
+    SourcesEvent,
+    StatementEvent,
+    ToolResultEvent,
+)
 from sextant.agent.evidence import locate
 from sextant.agent.kb_client import KbClient, stdio_server
 from sextant.agent.loop import AgentLoop
@@ -171,11 +178,33 @@ def answer_summary(runs: Sequence[AgentRun]) -> dict[str, Any]:
         "answer_check_removed": sum(len(a.verification.not_answering) for a in answers),
         "abstained_on_unanswerable": _share([abstains(r) for r in unanswerable]),
         "abstained_on_answerable": _share([abstains(r) for r in answerable]),
+        # An answer the citation check accepts may still stand on the wrong sentence: this one reads the labels.
+        "answered_on_the_evidence": _share([on_the_evidence(r) for r in answerable]),
         "mean_turns": round(statistics.fmean(a.turns for a in answers), 2) if answers else None,
         "tokens_out": sum(a.usage.output_tokens for a in answers),
         **evidence_summary(runs),
         **timing_summary(runs),
     }
+
+
+def on_the_evidence(run: AgentRun, statements: Sequence[AnswerStatement] | None = None) -> bool:
+    """Whether a statement of the answer (or of ``statements``) stands on the golden evidence of its question:
+    its span overlaps where the labelled snippet stands in a passage of the labelled document."""
+    if run.answer is None:
+        return False
+    by_label = {p.label: p for p in run.retrieved}
+    for statement in run.answer.statements if statements is None else statements:
+        for evidence in statement.evidence:
+            passage = by_label.get(evidence.label)
+            if passage is None:
+                continue
+            for target in run.question.targets:
+                if target.doc_id != passage.document_id or not target.evidence:
+                    continue
+                gold = locate(target.evidence, passage.text)
+                if gold is not None and gold.start < evidence.end and evidence.start < gold.end:
+                    return True
+    return False
 
 
 def evidence_summary(runs: Sequence[AgentRun]) -> dict[str, Any]:

@@ -8,7 +8,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from sextant.evals.agent_eval import answer_summary, ask_all, grade_runs, judge_rows, write_jsonl
+from sextant.agent.events import AnswerStatement, Evidence
+from sextant.evals.agent_eval import answer_summary, ask_all, grade_runs, judge_rows, on_the_evidence, write_jsonl
 from sextant.evals.golden import Question, Target
 from sextant.evals.judge_cli import judge_file
 from sextant.kb.documents import LoadedDocument, PageSpan
@@ -31,7 +32,7 @@ def test_the_agent_is_graded_on_what_its_searches_returned_and_how_it_cited(tmp_
         for doc_id, text in (("espresso", ESPRESSO), ("taxes", TAXES)):
             kb.ingest(doc_id, LoadedDocument(text=text, title=doc_id, pages=(PageSpan(0, len(text), 1, "1"),)))
     questions = [
-        Question("q1", "How much coffee in a double?", True, (Target("espresso", 1, None, ""),), "fact"),
+        Question("q1", "How much coffee in a double?", True, (Target("espresso", 1, None, "uses 18 grams"),), "fact"),
         Question("q2", "What is lattice QCD?", False, (), "unanswerable"),
     ]
     model = ScriptedModel(
@@ -67,6 +68,10 @@ def test_the_agent_is_graded_on_what_its_searches_returned_and_how_it_cited(tmp_
     assert first.citations.unsourced == ["It tastes strong and bitter."]
     assert first.statements[0].evidence[0].quote == ESPRESSO  # the whole sentence the quote stands in
     assert summary["abstained_on_unanswerable"] == 1.0 and summary["abstained_on_answerable"] == 0.0
+    # The kept statement stands on the labelled snippet; one standing on other words of the passage would not.
+    assert summary["answered_on_the_evidence"] == 1.0
+    elsewhere = AnswerStatement(text="A double.", evidence=[Evidence.at(1, ESPRESSO, 0, 13)], supported=True)
+    assert on_the_evidence(runs[0]) and not on_the_evidence(runs[0], [elsewhere])
 
     answers = tmp_path / "answers.jsonl"
     write_jsonl(answers, judge_rows(runs))
