@@ -4,7 +4,8 @@
 
 The real loop, the real ``sextant-kb`` process and the configured local model answer each question with the
 answer check keeping every statement; for each statement the checker model is asked once per prompt
-variant and the probabilities are recorded. Since the writer never sees the check's verdict, any variant
+variant ('cited', the product's: the sentences after the place they come from; 'plain': the sentences
+alone) and the probabilities are recorded. Since the writer never sees the check's verdict, any variant
 and cut can then be applied to the same statements: the table says, per variant and cut, how many
 answerable questions keep a statement standing on their labelled evidence, how many keep only others,
 how many abstain, and how many unanswerable questions (golden and near-miss) are still answered.
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import anyio
 
-from sextant.agent.answer_check import QUESTION, SYSTEM, AnswerCheck, evidence_text
+from sextant.agent.answer_check import QUESTION, SYSTEM, AnswerCheck, check_question, evidence_text
 from sextant.agent.events import AnswerStatement
 from sextant.agent.passages import PassageBook
 from sextant.evals.agent_cli import agent_sets
@@ -32,11 +33,9 @@ from sextant.llm.settings import ModelSettings
 CUTS = (0.3, 0.4, 0.5, 0.6)
 
 
-def cited_question(statement: AnswerStatement, book: PassageBook, question: str) -> str:
-    """Variant 'cited': the evidence sentences after the citation line of their passage."""
-    places = [p.citation() for e in statement.evidence if (p := book.get(e.label)) is not None]
-    text = f"From {'; '.join(dict.fromkeys(places))}: {evidence_text(statement, book)}"
-    return QUESTION.format(text=text, question=question)
+def plain_question(question: str, statement: AnswerStatement, book: PassageBook) -> str:
+    """Variant 'plain': the evidence sentences alone, without the place they come from."""
+    return QUESTION.format(text=evidence_text(statement, book), question=question)
 
 
 class Recorder(AnswerCheck):
@@ -47,10 +46,9 @@ class Recorder(AnswerCheck):
         self.scores: dict[str, dict[str, float]] = {}
 
     async def answers(self, question: str, statement: AnswerStatement, book: PassageBook) -> bool:
-        plain = QUESTION.format(text=evidence_text(statement, book), question=question)
         self.scores[key(question, statement.text)] = {
-            "plain": await self.model.yes_probability(SYSTEM, plain),
-            "cited": await self.model.yes_probability(SYSTEM, cited_question(statement, book, question)),
+            "plain": await self.model.yes_probability(SYSTEM, plain_question(question, statement, book)),
+            "cited": await self.model.yes_probability(SYSTEM, check_question(question, statement, book)),
         }
         return True
 

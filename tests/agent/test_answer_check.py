@@ -43,7 +43,10 @@ async def test_the_statement_stays_when_yes_is_at_least_as_likely_as_no() -> Non
     check = AnswerCheck(model)
     assert await check.answers("How often do I descale?", statement((1, 0, 7)), BOOK)
     assert not await check.answers("Which descaler brand?", statement((1, 0, 7)), BOOK)
-    assert "Text: Descale the machine every three months.\n\nQuestion: How often do I descale?" in model.questions[0]
+    assert model.questions[0].startswith("Text: From Manual: Descale the machine every three months.\n\n")
+    assert model.questions[0].endswith(
+        "Question: How often do I descale?\n\nDoes the text give the answer to this question? Reply yes or no."
+    )
 
 
 def test_only_a_choice_with_a_checker_checks() -> None:

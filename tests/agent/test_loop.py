@@ -415,7 +415,7 @@ async def test_a_found_quote_that_does_not_answer_the_question_goes_and_the_answ
         assert not any(isinstance(e, StatementEvent) for e in events)  # nothing was shown, then taken back
         assert (answer.verification.answer_checks, answer.verification.not_answering) == (1, ["Brew at 93 degrees."])
         assert "1 of 1 statements removed because their sentences do not answer" in answer.verification.note
-        assert f"Text: {BREW}\n\nQuestion: Which coffee beans make the best espresso?" in checker.questions[0]
+        assert f"Text: From Espresso guide, Espresso: {BREW}\n\nQuestion: Which coffee beans" in checker.questions[0]
 
 
 async def test_statements_the_check_keeps_are_streamed_and_the_others_go(kb: KnowledgeBase) -> None:
