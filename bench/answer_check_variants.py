@@ -1,6 +1,7 @@
 """What the answer check's prompt and cut do, measured on the product's own statements in one run.
 
     python bench/answer_check_variants.py --out bench/out/answer-check        # golden sample of 40 + near-miss 56
+    python bench/answer_check_variants.py --held-out --out bench/out/answer-check-held-out  # the other 81 golden
 
 The real loop, the real ``sextant-kb`` process and the configured local model answer each question with the
 answer check keeping every statement; for each statement the checker model is asked once per prompt
@@ -74,10 +75,17 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=40)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--out", type=Path, default=Path("bench/out/answer-check"))
+    parser.add_argument(
+        "--held-out", action="store_true", help="ask the golden questions outside the sample instead (no near-miss)"
+    )
     args = parser.parse_args()
     sets = agent_sets(args.eval_dir)
     golden = load_golden(sets["small"].golden)
-    questions = random.Random(args.seed).sample(golden, args.limit) + load_golden(sets["near-miss"].golden)
+    sample = random.Random(args.seed).sample(golden, args.limit)
+    if args.held_out:
+        questions = [q for q in golden if q not in sample]
+    else:
+        questions = sample + load_golden(sets["near-miss"].golden)
     choice = build_model(ModelSettings())
     if choice.model is None or choice.checker is None:
         raise SystemExit(f"needs the local model and its checker: {choice.detail}")

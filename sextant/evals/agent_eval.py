@@ -188,17 +188,24 @@ def answer_summary(runs: Sequence[AgentRun]) -> dict[str, Any]:
 
 
 def on_the_evidence(run: AgentRun, statements: Sequence[AnswerStatement] | None = None) -> bool:
-    """Whether a statement of the answer (or of ``statements``) stands on the golden evidence of its question:
-    its span overlaps where the labelled snippet stands in a passage of the labelled document."""
+    """Whether a statement of the answer (or of ``statements``) stands on the golden evidence of its question."""
     if run.answer is None:
         return False
-    by_label = {p.label: p for p in run.retrieved}
-    for statement in run.answer.statements if statements is None else statements:
+    said = run.answer.statements if statements is None else statements
+    return stands_on_the_evidence(run.question, said, run.retrieved)
+
+
+def stands_on_the_evidence(
+    question: Question, statements: Sequence[AnswerStatement], passages: Sequence[Passage]
+) -> bool:
+    """Whether a statement's span overlaps where a labelled snippet stands in a passage of the labelled document."""
+    by_label = {p.label: p for p in passages}
+    for statement in statements:
         for evidence in statement.evidence:
             passage = by_label.get(evidence.label)
             if passage is None:
                 continue
-            for target in run.question.targets:
+            for target in question.targets:
                 if target.doc_id != passage.document_id or not target.evidence:
                     continue
                 gold = locate(target.evidence, passage.text)
