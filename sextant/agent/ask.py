@@ -70,6 +70,8 @@ async def ask(question: str, settings: AgentSettings) -> int:
             print(f"[{passage.label}] {passage.citation()}  ({passage.uri})")
     if answer.citations.dangling:
         print(f"removed labels that named no passage shown: {answer.citations.dangling}", file=sys.stderr)
+    for statement in answer.verification.not_answering:
+        print(f"left out, its passages do not answer the question: {statement}", file=sys.stderr)
     return 0
 
 

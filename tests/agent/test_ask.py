@@ -1,4 +1,4 @@
-"""sextant-ask in the terminal: the real loop and the real sextant-kb process (no model: excerpts)."""
+"""sextant-ask in the terminal: the real loop and the real sextant-kb process (no model, or the scripted ones)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ from sextant.agent.settings import AgentSettings
 from sextant.kb.documents import LoadedDocument, PageSpan
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.llm.chat import Quote, Statement
+from sextant.llm.factory import ModelChoice
+from sextant.llm.scripted import ScriptedModel, ScriptedTurn, ScriptedYesNo
 from sextant.settings import KbSettings
 
 pytestmark = pytest.mark.slow
@@ -35,3 +38,25 @@ def test_ask_prints_the_answer_and_the_cited_sources_with_their_pages(
     out = capsys.readouterr().out
     assert out.startswith("**Excerpts, not a written answer**") and "eight weeks" in out
     assert "[1] Espresso care, p. iv  (kb://documents/espresso/pages/4)" in out
+
+
+def test_ask_says_what_the_answer_check_left_out(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "store"
+    with KnowledgeBase.open(KbSettings(chroma_dir=store, _env_file=None), embedder=embedder) as kb:  # type: ignore[call-arg]
+        kb.ingest(
+            "espresso", LoadedDocument(text=TEXT, title="Espresso care", pages=(PageSpan(0, len(TEXT), 4, "iv"),))
+        )
+    monkeypatch.setenv("SEXTANT_CHROMA_DIR", str(store))
+    statement = Statement("Descale every eight weeks.", (Quote(1, "every eight weeks"),))
+    writer = ScriptedModel([ScriptedTurn(statements=(statement,))], calls_tools_itself=False)
+    choice = ModelChoice(writer, "local", "scripted", ScriptedYesNo([0.1]))
+    monkeypatch.setattr("sextant.agent.ask.build_model", lambda settings: choice)
+    settings = AgentSettings(_env_file=None, provider="local")  # type: ignore[call-arg]
+
+    assert anyio.run(ask, "Which brand of descaler should the espresso machine get?", settings) == 0
+
+    captured = capsys.readouterr()
+    assert "The documents do not answer this question." in captured.out
+    assert "left out, its passages do not answer the question: Descale every eight weeks." in captured.err
