@@ -4,10 +4,11 @@ Each source turns text the store already holds into (question, chunks it should 
 
 - ``title``: a document's title finds every chunk of that document;
 - ``heading``: a section heading finds the chunks of the section under it (documents with headings only);
-- ``sentence``: one sentence of a chunk finds that chunk. The stored vector was embedded from text
-  that contains the sentence, so this cannot hide it as the inverse cloze task does (Lee et al.,
-  "Latent Retrieval for Weakly Supervised Open Domain Question Answering", ACL 2019); what it can
-  teach is which of the store's similar chunks a short, claim-like text points to.
+- ``sentence``: one sentence of a chunk finds that chunk (and the neighbour its overlap shares it
+  with). The stored vector was embedded from text that contains the sentence, so this cannot hide
+  it as the inverse cloze task does (Lee et al., "Latent Retrieval for Weakly Supervised Open
+  Domain Question Answering", ACL 2019); what it can teach is which of the store's similar chunks
+  a short, claim-like text points to.
 
 Positives are chunk ids, not document ids: a heading or a sentence belongs to some chunks of a
 document and not to the others. Everything is derived from the text and a seed, so the same store
@@ -30,8 +31,10 @@ K = TypeVar("K", bound=Hashable)
 # A sentence ends at . ! or ? before a space and a capital or digit; enough for prose, and a missed
 # boundary only makes one pseudo-question longer.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
-# Shorter is a fragment (a figure label, "Methods."), longer is most of a chunk: neither is a question.
-MIN_WORDS, MAX_WORDS = 6, 40
+# Shorter is a fragment (a figure label, "Methods."); longer is no question and costs most of a step.
+MIN_WORDS, MAX_WORDS = 6, 25
+# "3.2 Loops", "Chapter 5. Pressure": the number says nothing a question would.
+_NUMBERING = re.compile(r"^(?:(?:chapter|section|part|appendix)\s+)?\d+(?:\.\d+)*[.:)]?\s+", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,21 +69,29 @@ def title_queries(chunks: Sequence[ChunkText]) -> list[PseudoQuery]:
 def heading_queries(chunks: Sequence[ChunkText]) -> list[PseudoQuery]:
     """Each section heading that is not the document's title, finding the chunks of its section."""
     by_section = _group((c for c in chunks if c.section and c.section != c.title), lambda c: (c.doc_id, c.section))
-    return [
-        PseudoQuery(f"heading:{doc}:{section}", section, tuple(c.id for c in group), "heading")
-        for (doc, section), group in by_section.items()
-        if _words(section) >= 2
-    ]
+    found = []
+    for (doc, section), group in by_section.items():
+        text = _NUMBERING.sub("", section)
+        if _words(text) >= 2:
+            found.append(PseudoQuery(f"heading:{doc}:{section}", text, tuple(c.id for c in group), "heading"))
+    return found
 
 
 def sentence_queries(chunks: Sequence[ChunkText], seed: int) -> list[PseudoQuery]:
-    """One sentence of each chunk that has one of a question's length, finding that chunk."""
+    """One sentence of each chunk that has one of a question's length, finding the chunks that hold it.
+
+    Chunks overlap (a fifth of their length), so a sentence may be in its neighbour too: that
+    neighbour is a positive, not a negative to push away.
+    """
     found = []
-    for chunk in chunks:
-        candidates = [s for s in sentences(chunk.text) if MIN_WORDS <= _words(s) <= MAX_WORDS and s != chunk.title]
-        if candidates:
-            pick = random.Random(f"{seed}:{chunk.id}").choice(candidates)
-            found.append(PseudoQuery(f"sentence:{chunk.id}", pick, (chunk.id,), "sentence"))
+    for group in _group(chunks, lambda c: c.doc_id).values():
+        flat = {c.id: " ".join(c.text.split()) for c in group}
+        for chunk in group:
+            candidates = [s for s in sentences(chunk.text) if _question_like(s) and s != chunk.title]
+            if candidates:
+                pick = random.Random(f"{seed}:{chunk.id}").choice(candidates)
+                holders = tuple(cid for cid, text in flat.items() if pick in text)
+                found.append(PseudoQuery(f"sentence:{chunk.id}", pick, holders, "sentence"))
     return found
 
 
@@ -140,6 +151,12 @@ def counts(queries: Iterable[PseudoQuery]) -> Mapping[str, int]:
     for q in queries:
         tally[q.source] = tally.get(q.source, 0) + 1
     return tally
+
+
+def _question_like(sentence: str) -> bool:
+    """Of a question's length and mostly words: a contents line ("35 eigen . . . .") or a row of numbers is not."""
+    words = sentence.split()
+    return MIN_WORDS <= len(words) <= MAX_WORDS and sum(w.isalpha() for w in words) * 2 >= len(words)
 
 
 def _words(text: str) -> int:

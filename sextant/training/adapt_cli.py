@@ -151,14 +151,16 @@ def read_store(settings: KbSettings) -> StoreSnapshot:
 
 
 def _parser() -> argparse.ArgumentParser:
-    defaults = QueryEncoderTrainConfig(epochs=1)
+    # Pseudo-questions are cut at 32 tokens, half of what labelled ones get: a step's cost grows with the
+    # longest question in it, and a sentence of 25 words is about that long.
+    defaults = QueryEncoderTrainConfig(max_length=32, epochs=1)
     p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", type=Path, required=True, help="output sentence-transformers folder (and its checkpoint)")
     p.add_argument("--store", type=Path, help="store folder (default: SEXTANT_CHROMA_DIR or SEXTANT_CHROMA_URL)")
     p.add_argument(
         "--sources", nargs="+", choices=adapt.SOURCES, default=list(adapt.SOURCES), help="where questions come from"
     )
-    p.add_argument("--max-queries", type=int, default=8000, help="pseudo-questions to train on (0: all)")
+    p.add_argument("--max-queries", type=int, default=4800, help="pseudo-questions to train on (0: all)")
     p.add_argument("--max-length", type=int, default=defaults.max_length, help="tokens of a question in training")
     p.add_argument("--batch-size", type=int, default=defaults.batch_size, help="questions per step")
     p.add_argument("--epochs", type=int, default=defaults.epochs, help="passes over the pseudo-questions")

@@ -44,6 +44,24 @@ def test_a_sentence_of_question_length_finds_its_own_chunk_and_the_same_seed_pic
     assert picked == sentence_queries(CHUNKS, seed=3)
 
 
+def test_a_heading_s_numbering_is_no_part_of_its_question() -> None:
+    chunks = [ChunkText("c~0", "c", "Manual", "Chapter 5. Temperature and pressure", "Text."),
+              ChunkText("c~1", "c", "Manual", "9.2.2 Repetitive execution", "Text."),
+              ChunkText("c~2", "c", "Manual", "3 Loops", "Text.")]  # fmt: skip
+    assert [q.text for q in heading_queries(chunks)] == ["Temperature and pressure", "Repetitive execution"]
+
+
+def test_a_sentence_in_the_overlap_of_two_chunks_finds_both() -> None:
+    shared = "The overlap repeats this sentence in the next chunk."
+    chunks = [ChunkText("o~0", "o", "Doc", "", f"Short one. {shared}"), ChunkText("o~1", "o", "Doc", "", shared)]
+    assert [q.positives for q in sentence_queries(chunks, seed=0)] == [("o~0", "o~1"), ("o~0", "o~1")]
+
+
+def test_a_contents_line_is_not_a_question() -> None:
+    chunk = ChunkText("t~0", "t", "Manual", "", "35 eigen . . . . . . . . . . . . . . . . . . 12")
+    assert sentence_queries([chunk], seed=0) == []
+
+
 def test_headings_and_table_rows_are_not_sentences() -> None:
     text = "## Opening hours\nThe museum opens at nine.\nDay | Hours\nMonday | closed\nIt closes at five. Come early."
     assert sentences(text) == ["The museum opens at nine.", "It closes at five.", "Come early."]
