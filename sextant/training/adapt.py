@@ -90,7 +90,8 @@ def sentence_queries(chunks: Sequence[ChunkText], seed: int) -> list[PseudoQuery
             candidates = [s for s in sentences(chunk.text) if _question_like(s) and s != chunk.title]
             if candidates:
                 pick = random.Random(f"{seed}:{chunk.id}").choice(candidates)
-                holders = tuple(cid for cid, text in flat.items() if pick in text)
+                # Its own chunk always: a sentence joined across a skipped heading line is in no chunk verbatim.
+                holders = tuple(cid for cid, text in flat.items() if pick in text or cid == chunk.id)
                 found.append(PseudoQuery(f"sentence:{chunk.id}", pick, holders, "sentence"))
     return found
 

@@ -57,6 +57,15 @@ def test_a_sentence_in_the_overlap_of_two_chunks_finds_both() -> None:
     assert [q.positives for q in sentence_queries(chunks, seed=0)] == [("o~0", "o~1"), ("o~0", "o~1")]
 
 
+def test_a_sentence_joined_across_a_skipped_heading_still_finds_its_own_chunk() -> None:
+    chunk = ChunkText(
+        "h~0", "h", "Doc", "", "The kettle must be descaled\n## Descaling\nevery month in hard water areas."
+    )
+    assert [(q.text, q.positives) for q in sentence_queries([chunk], seed=0)] == [
+        ("The kettle must be descaled every month in hard water areas.", ("h~0",))
+    ]
+
+
 def test_a_contents_line_is_not_a_question() -> None:
     chunk = ChunkText("t~0", "t", "Manual", "", "35 eigen . . . . . . . . . . . . . . . . . . 12")
     assert sentence_queries([chunk], seed=0) == []
