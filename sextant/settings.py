@@ -86,8 +86,9 @@ class KbSettings(SharedSettings):
     )
     query_encoder: str | None = Field(
         default=None,
-        description="Folder of a query encoder from sextant-train-query-encoder: questions are embedded with it, "
-        "stored chunks keep the embedder's vectors (learning/query-encoder.md); unset means the embedder.",
+        description="Folder of a query encoder from sextant-train-query-encoder or sextant-adapt: questions are "
+        "embedded with it, stored chunks keep the embedder's vectors (learning/query-encoder.md); unset means the "
+        "embedder.",
     )
     reranker: str | None = Field(
         default=None,
