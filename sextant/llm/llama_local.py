@@ -38,6 +38,7 @@ from sextant.llm.openai_messages import (
     parse_json_reply,
 )
 from sextant.llm.settings import ModelSettings
+from sextant.llm.statements import MAX_QUOTE_CHARS
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +46,11 @@ log = logging.getLogger(__name__)
 # every operation (25 against 19 tokens/s idle, 25 against 21 beside a busy process: learning/local-threads.md);
 # reading the prompt, a batch, still uses every thread of the setting.
 DECODE_THREADS = 1
-# The grammar stops a quote at its first 60 characters, the first words of the sentence that says the fact
-# (the parser drops the last word, which the grammar may have forced, and the check marks the whole
-# sentence): the 0.5B model then wrote 40% fewer tokens, its first statement came 6.42 -> 5.16 s after the
-# search, and 37 of 40 answers stayed word for word the same (learning/agent.md, run 6).
-QUOTE_MAX_CHARS = 60
+# How long the grammar lets a quote run; the parser drops a last word the grammar may have forced near it.
+# A 60-character cap (run 6) made the 0.5B model's first statement come 1.36x sooner (4.34 against 5.90 s),
+# but 15 answers of 30 stood on their labelled evidence against 17 with the full length, and the README's
+# own question lost its answer (learning/agent.md, run 7): quotes keep the full length.
+QUOTE_MAX_CHARS = MAX_QUOTE_CHARS
 # Room for the system prompt, a few rounds of five passages and the answer; the models allow more, but the
 # KV cache grows with it.
 CONTEXT_TOKENS = 8192

@@ -61,9 +61,8 @@ class OpenAICompatModel:
             yield immediate
             return
         assembler = TurnAssembler(request)
-        # Quotes keep the long limit here, unlike in process (llama_local.QUOTE_MAX_CHARS): the short cap was
-        # measured on the 0.5B model under llama-cpp-python's grammar, and a server may serve another model
-        # or a JSON-schema backend that does not enforce maxLength at all.
+        # No quote_cap, unlike in process (llama_local): a server may use a JSON-schema backend that does not
+        # enforce maxLength, so a quote near the limit was not forced there and keeps its last word.
         async with self._response(lambda dialect: chat_body(request, dialect), stream=True) as response:
             async for line in response.aiter_lines():
                 if not line.startswith("data:"):

@@ -109,8 +109,9 @@ async def test_a_statements_answer_streams_each_statement_and_cites_only_citable
 
 
 @pytest.mark.slow
-async def test_the_grammar_stops_a_quote_at_the_local_cap(model: LlamaModel) -> None:
+async def test_the_grammar_stops_a_quote_at_the_local_cap(model: LlamaModel, monkeypatch: pytest.MonkeyPatch) -> None:
     # Shown a 72-character example quote, the 135M model writes quotes of 400 characters without the cap.
+    monkeypatch.setattr("sextant.llm.llama_local.QUOTE_MAX_CHARS", 60)
     example = "descale the machine every 3 months, or every month if your water is hard"
     instruction = (
         'Answer with JSON only, exactly like this example: {"statements": [{"text": "Descale every 3 months.", '
@@ -121,7 +122,7 @@ async def test_the_grammar_stops_a_quote_at_the_local_cap(model: LlamaModel) -> 
     *_, end = await _turn(model, request)
     assert isinstance(end, TurnEnd)
     lengths = [len(q.text) for s in end.statements for q in s.quotes]
-    assert len(example) > QUOTE_MAX_CHARS and lengths and max(lengths) <= QUOTE_MAX_CHARS
+    assert len(example) > 60 and lengths and max(lengths) <= 60
 
 
 @pytest.mark.slow
