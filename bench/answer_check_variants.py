@@ -68,12 +68,18 @@ def outcome(run: AgentRun, scores: dict[str, dict[str, float]], variant: str, cu
     return "on the evidence" if on_the_evidence(run, kept) else "elsewhere"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def question_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The options of the benches over the golden sample (``sextant-eval-agent``'s seeded one) and near misses."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--eval-dir", type=Path, default=Path("eval"))
     parser.add_argument("--store", type=Path, default=Path(".sextant-eval"))
     parser.add_argument("--limit", type=int, default=40)
     parser.add_argument("--seed", type=int, default=13)
+    return parser
+
+
+def main() -> None:
+    parser = question_parser(__doc__)
     parser.add_argument("--out", type=Path, default=Path("bench/out/answer-check"))
     parser.add_argument(
         "--held-out", action="store_true", help="ask the golden questions outside the sample instead (no near-miss)"

@@ -12,13 +12,13 @@ the highest P(yes) when it reaches the check's cut, else an abstention. Reported
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 import time
 from pathlib import Path
 
 import anyio
+from answer_check_variants import question_parser  # bench/ is the script's own folder
 
 from sextant.agent.answer_check import KEEP_AT, SYSTEM, check_question
 from sextant.agent.events import AnswerStatement, Evidence
@@ -73,11 +73,7 @@ async def read_all(questions: list[Question], store: Path, top: int) -> list[tup
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--eval-dir", type=Path, default=Path("eval"))
-    parser.add_argument("--store", type=Path, default=Path(".sextant-eval"))
-    parser.add_argument("--limit", type=int, default=40)
-    parser.add_argument("--seed", type=int, default=13)
+    parser = question_parser(__doc__)
     parser.add_argument("--top", type=int, default=5, help="sentences the checker reads per question")
     args = parser.parse_args()
     sets = agent_sets(args.eval_dir)

@@ -27,6 +27,7 @@ from sextant.settings import KbSettings
 from sextant.training import adapt
 from sextant.training.cli import exits_on, parse_offline, progress_reporter, say
 from sextant.training.query_encoder import QueryEncoderTrainConfig, StoredVectors
+from sextant.training.query_encoder_cli import train_config
 from sextant.training.trainer import write_training_record
 
 PROG = "sextant-adapt"
@@ -45,15 +46,7 @@ class StoreSnapshot:
 
 def main(argv: list[str] | None = None) -> None:
     ns = parse_offline(_parser(), sys.argv[1:] if argv is None else argv)
-    config = QueryEncoderTrainConfig(
-        max_length=ns.max_length,
-        batch_size=ns.batch_size,
-        epochs=ns.epochs,
-        max_steps=ns.max_steps,
-        learning_rate=ns.lr,
-        checkpoint_every=ns.checkpoint_every,
-        seed=ns.seed,
-    )
+    config = train_config(ns)
     from sextant.kb.embeddings import quiet_model_loading
 
     quiet_model_loading()

@@ -32,9 +32,9 @@ from sextant.training.query_encoder import QueryEncoderTrainConfig, StoredVector
 from sextant.training.trainer import write_training_record
 
 
-def main(argv: list[str] | None = None) -> None:
-    ns = parse_offline(_parser(), sys.argv[1:] if argv is None else argv)
-    config = QueryEncoderTrainConfig(
+def train_config(ns: argparse.Namespace) -> QueryEncoderTrainConfig:
+    """The trainer's settings from the options ``training_parser`` and this command's parser share."""
+    return QueryEncoderTrainConfig(
         max_length=ns.max_length,
         batch_size=ns.batch_size,
         epochs=ns.epochs,
@@ -43,6 +43,11 @@ def main(argv: list[str] | None = None) -> None:
         checkpoint_every=ns.checkpoint_every,
         seed=ns.seed,
     )
+
+
+def main(argv: list[str] | None = None) -> None:
+    ns = parse_offline(_parser(), sys.argv[1:] if argv is None else argv)
+    config = train_config(ns)
     from sextant.kb.embeddings import quiet_model_loading
 
     quiet_model_loading()

@@ -22,15 +22,19 @@ pytestmark = pytest.mark.slow
 TEXT = "Descale the espresso machine every eight weeks with a citric acid solution."
 
 
-def test_ask_prints_the_answer_and_the_cited_sources_with_their_pages(
-    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _espresso_store(tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
     store = tmp_path / "store"
     with KnowledgeBase.open(KbSettings(chroma_dir=store, _env_file=None), embedder=embedder) as kb:  # type: ignore[call-arg]
         kb.ingest(
             "espresso", LoadedDocument(text=TEXT, title="Espresso care", pages=(PageSpan(0, len(TEXT), 4, "iv"),))
         )
     monkeypatch.setenv("SEXTANT_CHROMA_DIR", str(store))  # read by the sextant-kb subprocess
+
+
+def test_ask_prints_the_answer_and_the_cited_sources_with_their_pages(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _espresso_store(tmp_path, embedder, monkeypatch)
     settings = AgentSettings(_env_file=None, provider="none")  # type: ignore[call-arg]
 
     assert anyio.run(ask, "How often should I descale the espresso machine?", settings) == 0
@@ -43,12 +47,7 @@ def test_ask_prints_the_answer_and_the_cited_sources_with_their_pages(
 def test_ask_says_what_the_answer_check_left_out(
     tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    store = tmp_path / "store"
-    with KnowledgeBase.open(KbSettings(chroma_dir=store, _env_file=None), embedder=embedder) as kb:  # type: ignore[call-arg]
-        kb.ingest(
-            "espresso", LoadedDocument(text=TEXT, title="Espresso care", pages=(PageSpan(0, len(TEXT), 4, "iv"),))
-        )
-    monkeypatch.setenv("SEXTANT_CHROMA_DIR", str(store))
+    _espresso_store(tmp_path, embedder, monkeypatch)
     statement = Statement("Descale every eight weeks.", (Quote(1, "every eight weeks"),))
     writer = ScriptedModel([ScriptedTurn(statements=(statement,))], calls_tools_itself=False)
     choice = ModelChoice(writer, "local", "scripted", ScriptedYesNo([0.1]))
