@@ -78,12 +78,8 @@ class LlamaModel:
                 does not match its pinned hash.
             ModelError: llama.cpp could not load the file.
         """
-        path, spec = resolve(settings.local_model, settings.model_files_dir())
-        if spec is not None:
-            verify(path, spec.sha256)
-        else:
-            log.warning("%s is not a known model: loading it without a pinned sha256", path)
-        return cls(_load(path, settings.threads), spec.name if spec else path.stem, settings.max_output_tokens)
+        llama, name = load_gguf(settings.local_model, settings.model_files_dir(), settings.threads)
+        return cls(llama, name, settings.max_output_tokens)
 
     async def stream(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
         """One turn; close the iterator (``aclose``) to stop generation at once."""
@@ -157,17 +153,26 @@ class LlamaModel:
         return reply
 
 
-def _load(path: Path, threads: int) -> Llama:
+def load_gguf(model: str, models_dir: Path, threads: int, context: int = CONTEXT_TOKENS) -> tuple[Llama, str]:
+    """A known model name or a .gguf path, resolved, its sha256 verified when it is known, loaded; and its name.
+
+    Raises:
+        ModelFileError: the file is missing (the message names the ``sextant-models fetch`` command) or does
+            not match its pinned hash.
+        ModelError: llama.cpp could not load the file.
+    """
+    path, spec = resolve(model, models_dir)
+    if spec is not None:
+        verify(path, spec.sha256)
+    else:
+        log.warning("%s is not a known model: loading it without a pinned sha256", path)
     try:
-        return Llama(
-            model_path=str(path),
-            n_ctx=CONTEXT_TOKENS,
-            n_threads=DECODE_THREADS,
-            n_threads_batch=threads,
-            verbose=False,
+        llama = Llama(
+            model_path=str(path), n_ctx=context, n_threads=DECODE_THREADS, n_threads_batch=threads, verbose=False
         )
     except ValueError as error:
         raise ModelError(f"llama.cpp could not load {path}: {error}") from error
+    return llama, spec.name if spec else path.stem
 
 
 async def _settled(job: asyncio.Future[Any]) -> None:

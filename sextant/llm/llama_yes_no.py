@@ -11,11 +11,11 @@ generated, and the prompt is all the cost.
 from __future__ import annotations
 
 import asyncio
-import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see sextant.llm.llama_local: waiting threads must sleep
+# llama_local first: it sets how llama.cpp's threads wait before llama_cpp is imported.
+from sextant.llm.llama_local import load_gguf  # isort: skip
 
 import llama_cpp
 import numpy as np
@@ -24,7 +24,6 @@ from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 from llama_cpp.llama_types import ChatCompletionRequestMessage
 
 from sextant.llm.chat import ModelError
-from sextant.llm.model_files import resolve, verify
 
 # A check reads a system line, a few sentences and the question: a few hundred tokens.
 CONTEXT_TOKENS = 2048
@@ -58,17 +57,7 @@ class LlamaYesNo:
                 does not match its pinned hash.
             ModelError: llama.cpp could not load it, or it cannot answer yes or no.
         """
-        path, spec = resolve(model, models_dir)
-        if spec is not None:
-            verify(path, spec.sha256)
-        try:
-            # One thread for the one token llama.cpp decodes anyway; every thread reads the prompt.
-            llama = Llama(
-                model_path=str(path), n_ctx=CONTEXT_TOKENS, n_threads=1, n_threads_batch=threads, verbose=False
-            )
-        except ValueError as error:
-            raise ModelError(f"llama.cpp could not load {path}: {error}") from error
-        return cls(llama, spec.name if spec else path.stem)
+        return cls(*load_gguf(model, models_dir, threads, CONTEXT_TOKENS))
 
     async def yes_probability(self, system: str, question: str) -> float:
         """P(yes) / (P(yes) + P(no)) for the model's first token of its reply to ``question``."""
