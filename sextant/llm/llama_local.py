@@ -27,6 +27,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from llama_cpp import Llama
 
 from sextant.llm.chat import ChatEvent, ChatRequest, ModelError, Usage
+from sextant.llm.llama_greedy import GreedyLlama
 from sextant.llm.model_files import resolve, verify
 from sextant.llm.openai_messages import (
     TurnAssembler,
@@ -153,8 +154,13 @@ class LlamaModel:
         return reply
 
 
-def load_gguf(model: str, models_dir: Path, threads: int, context: int = CONTEXT_TOKENS) -> tuple[Llama, str]:
+def load_gguf(
+    model: str, models_dir: Path, threads: int, context: int = CONTEXT_TOKENS, runtime: type[Llama] = GreedyLlama
+) -> tuple[Llama, str]:
     """A known model name or a .gguf path, resolved, its sha256 verified when it is known, loaded; and its name.
+
+    ``runtime`` is ``GreedyLlama``, whose greedy sampling asks the grammar about one token where it can;
+    ``bench/greedy_grammar.py`` loads the library's ``Llama`` beside it for reference.
 
     Raises:
         ModelFileError: the file is missing (the message names the ``sextant-models fetch`` command) or does
@@ -167,7 +173,7 @@ def load_gguf(model: str, models_dir: Path, threads: int, context: int = CONTEXT
     else:
         log.warning("%s is not a known model: loading it without a pinned sha256", path)
     try:
-        llama = Llama(
+        llama = runtime(
             model_path=str(path), n_ctx=context, n_threads=DECODE_THREADS, n_threads_batch=threads, verbose=False
         )
     except ValueError as error:

@@ -1,0 +1,124 @@
+"""The product's grounded turns under llama.cpp's sampler chain and under ``GreedyLlama``, side by side.
+
+    python bench/greedy_grammar.py --limit 20 --out bench/out/greedy-grammar
+
+The real loop and the real ``sextant-kb`` process answer the golden sample (``sextant-eval-agent``'s seeded
+one) with the configured local model; every grounded request the loop sends is recorded. Each request is
+then replayed through the same model file loaded twice in this process, once with the library's ``Llama``
+(the grammar filters the whole vocabulary at every token) and once with ``GreedyLlama`` (the grammar judges
+the model's top token first), in alternating order. The report gives the seconds of each turn and until its
+first statement, their ratios, and whether the two replies are the same text.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+from answer_check_variants import question_parser  # bench/ is the script's own folder
+from llama_cpp import Llama
+
+from sextant.evals.agent_cli import agent_sets
+from sextant.evals.agent_eval import ask_all
+from sextant.evals.golden import load_golden
+from sextant.llm.chat import ChatEvent, ChatRequest, StatementDone, TurnEnd, Usage
+from sextant.llm.llama_greedy import GreedyLlama
+from sextant.llm.llama_local import LlamaModel, load_gguf
+from sextant.llm.settings import ModelSettings
+
+
+class Recording:
+    """The product's model, recording the grounded requests it is sent."""
+
+    calls_tools_itself = False
+    priced = False
+
+    def __init__(self, model: LlamaModel) -> None:
+        self.name = model.name
+        self.requests: list[ChatRequest] = []
+        self._model = model
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[ChatEvent]:
+        if request.answer_format == "statements":
+            self.requests.append(request)
+        async for event in self._model.stream(request):
+            yield event
+
+    async def complete_json(self, system: str, prompt: str, schema: dict[str, Any]) -> tuple[dict[str, Any], Usage]:
+        return await self._model.complete_json(system, prompt, schema)
+
+    async def aclose(self) -> None:
+        await self._model.aclose()
+
+
+async def timed(model: LlamaModel, request: ChatRequest) -> dict[str, Any]:
+    started = time.perf_counter()
+    first: float | None = None
+    text = ""
+    async for event in model.stream(request):
+        if isinstance(event, StatementDone) and first is None:
+            first = time.perf_counter() - started
+        elif isinstance(event, TurnEnd):
+            text = json.dumps([s.text for s in event.statements]) + event.turn.text
+    return {"turn_s": time.perf_counter() - started, "first_s": first, "text": text}
+
+
+async def replay(requests: list[ChatRequest], settings: ModelSettings) -> list[dict[str, Any]]:
+    models = {}
+    for name, runtime in (("chain", Llama), ("greedy", GreedyLlama)):
+        llama, label = load_gguf(settings.local_model, settings.model_files_dir(), settings.threads, runtime=runtime)
+        models[name] = LlamaModel(llama, label, settings.max_output_tokens)
+    rows = []
+    for i, request in enumerate(requests):
+        order = ("chain", "greedy") if i % 2 == 0 else ("greedy", "chain")
+        row = {name: await timed(models[name], request) for name in order}
+        rows.append(row)
+        print(
+            f"{i + 1}/{len(requests)}: chain {row['chain']['turn_s']:.2f} s, greedy {row['greedy']['turn_s']:.2f} s, "
+            f"same reply: {row['chain']['text'] == row['greedy']['text']}",
+            flush=True,
+        )
+    for model in models.values():
+        await model.aclose()
+    return rows
+
+
+def p50(rows: list[dict[str, Any]], name: str, key: str) -> float:
+    return statistics.median(r[name][key] for r in rows if r[name][key] is not None)
+
+
+def main() -> None:
+    parser = question_parser(__doc__)
+    parser.add_argument("--out", type=Path, default=Path("bench/out/greedy-grammar"))
+    args = parser.parse_args()
+    sets = agent_sets(args.eval_dir)
+    golden = load_golden(sets["small"].golden)
+    questions = random.Random(args.seed).sample(golden, args.limit)
+    settings = ModelSettings()
+    llama, label = load_gguf(settings.local_model, settings.model_files_dir(), settings.threads)
+    recording = Recording(LlamaModel(llama, label, settings.max_output_tokens))
+    anyio.run(ask_all, questions, recording, args.store / sets["small"].store, "off")
+    anyio.run(recording.aclose)
+    rows = anyio.run(replay, recording.requests, settings)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "turns.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    same = sum(r["chain"]["text"] == r["greedy"]["text"] for r in rows)
+    print(f"{len(rows)} grounded turns of {label}; the same reply in {same}")
+    print("| sampler | turn p50 | first statement p50 |")
+    print("|---|---|---|")
+    for name in ("chain", "greedy"):
+        print(f"| {name} | {p50(rows, name, 'turn_s'):.2f} s | {p50(rows, name, 'first_s'):.2f} s |")
+    turn_ratio = statistics.median(r["chain"]["turn_s"] / r["greedy"]["turn_s"] for r in rows)
+    firsts = [r for r in rows if r["chain"]["first_s"] and r["greedy"]["first_s"]]
+    first_ratio = statistics.median(r["chain"]["first_s"] / r["greedy"]["first_s"] for r in firsts)
+    print(f"chain / greedy, median per turn: whole turn {turn_ratio:.2f}x, first statement {first_ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
