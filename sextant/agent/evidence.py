@@ -11,16 +11,25 @@ exact after a normalisation that only undoes how text reached us, never what it 
   in order, within the same passage).
 
 The span that travels with the citation is in the passage's own characters, so the browser can mark it.
+
+``locate_run`` is a looser lookup for the quote check's ``facts`` tolerance: a small model copies a sentence
+but changes a word of it ("Quillfeather Analytics Ltd. uses core hours: …" where the passage says "We use
+core hours: …"). It finds the longest run of the quote's words that stands in the passage, if that run is
+most of the quote.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from dataclasses import dataclass
 
 # The shortest quote that counts as evidence once normalised: shorter pieces ("the", "3") match anywhere.
 MIN_QUOTE_CHARS = 8
+# A run of a changed quote counts when it is this many words at least, and this share of the quote's words.
+MIN_RUN_WORDS = 6
+MIN_RUN_SHARE = 2 / 3
 _TRANSLATE = str.maketrans(
     {
         "\u2018": "'",
@@ -132,6 +141,20 @@ def locate(quote: str, passage: str) -> Span | None:
     start = folded.origin[first_start]
     end = folded.origin[last_end - 1] + 1
     return Span(start, end)
+
+
+def locate_run(quote: str, passage: str) -> Span | None:
+    """Where the longest run of ``quote``'s words that stands in ``passage`` is, if it is most of the quote."""
+    words = fold(quote).split()
+    folded = _fold(passage)
+    shortest = max(MIN_RUN_WORDS, math.ceil(MIN_RUN_SHARE * len(words)))
+    for length in range(len(words), shortest - 1, -1):
+        for first in range(len(words) - length + 1):
+            piece = " ".join(words[first : first + length]).strip(_TRIM)
+            at = _word_bounded_find(folded.text, piece, 0) if len(piece) >= MIN_QUOTE_CHARS else -1
+            if at >= 0:
+                return Span(folded.origin[at], folded.origin[at + len(piece) - 1] + 1)
+    return None
 
 
 def _word_bounded_find(haystack: str, needle: str, start: int) -> int:

@@ -14,7 +14,11 @@ the rest (a paraphrase says "kept" for "keep" and "seven" for "7"). A small mode
 unrelated sentence ("X is a fictional company") beside an invented figure, or restates the question and
 quotes the heading that asks it.
 
-One documented tolerance, ``quotes="facts"``: small models write the right fact and then "quote" their own
+Two documented tolerances, ``quotes="facts"``. A small model copies a passage's sentence into its quote but
+changes a word or two ("Quillfeather Analytics Ltd. uses core hours" for "We use core hours"): a quote not
+found whole is found by its longest run of words that stands in the passage, when that run is most of the
+quote (``evidence.locate_run``); the span is then the passage's sentences, and they must still say what the
+statement says. And small models write the right fact and then "quote" their own
 sentence rather than the passage's. When no quote is found, the statement still stands on a sentence of a
 passage the model was shown (those it cited first) that holds *every* word the statement adds to the
 question: its numbers, names and other content words (stemmed, ``sextant.agent.sentences.terms``). That
@@ -30,7 +34,7 @@ from typing import Literal
 
 from sextant.agent.citations import says_not_answered
 from sextant.agent.events import AnswerStatement, Evidence
-from sextant.agent.evidence import Span, locate
+from sextant.agent.evidence import Span, locate, locate_run
 from sextant.agent.passages import Passage, PassageBook
 from sextant.agent.sentences import Sentence, split, terms
 from sextant.llm.chat import Statement
@@ -69,6 +73,8 @@ def check_statement(
         if passage is None:
             continue
         span = locate(quote.text, passage.text)
+        if span is None and quotes == "facts":
+            span = locate_run(quote.text, passage.text)
         if span is None:
             continue
         start, end = _grown(span, _sentences_around(passage, span))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sextant.agent.evidence import MIN_QUOTE_CHARS, Span, fold, locate, quote_pieces
+from sextant.agent.evidence import MIN_QUOTE_CHARS, Span, fold, locate, locate_run, quote_pieces
 
 PASSAGE = "Descale the machine every 3 months. Use citric acid, never vinegar, for the boiler."
 
@@ -76,6 +76,25 @@ def test_a_match_that_begins_or_ends_mid_word_is_refused() -> None:
 def test_a_quote_not_in_the_passage_is_not_found() -> None:
     assert locate("descale every week", PASSAGE) is None
     assert locate("every 3 months", "") is None
+
+
+CORE = "Our week is 37.5 hours. We use core hours: everyone should be available between 10:00 and 15:00 on weekdays."
+
+
+def test_a_run_that_is_most_of_a_changed_quote_is_found_at_the_passage_s_words() -> None:
+    changed = "Quillfeather Ltd. uses core hours: everyone should be available between 10:00 and 15:00 on weekdays."
+    assert locate(changed, CORE) is None
+    span = locate_run(changed, CORE)
+    assert span is not None
+    assert CORE[span.start : span.end] == "core hours: everyone should be available between 10:00 and 15:00 on weekdays"
+
+
+def test_a_run_that_is_a_third_of_the_quote_or_under_six_words_is_not_enough() -> None:
+    assert (
+        locate_run("The boiler uses core hours: everyone should be here at dawn and at dusk every day.", CORE) is None
+    )
+    assert locate_run("They use core hours: everyone", CORE) is None  # four of five words, but only four
+    assert locate_run("Nothing of this stands anywhere in the passage at all.", CORE) is None
 
 
 def test_fold_is_what_the_check_compares() -> None:

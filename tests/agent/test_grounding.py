@@ -162,3 +162,17 @@ def test_a_statement_copied_from_a_passage_is_its_own_quote() -> None:
     assert checked.statement is not None and checked.found == 0
     [evidence] = checked.statement.evidence
     assert evidence.label == 1 and evidence.quote == FIRST
+
+
+def test_facts_finds_a_copied_sentence_with_a_word_changed_and_still_checks_what_the_statement_says() -> None:
+    question = "How much leave do staff get?"
+    book = PassageBook(
+        [Passage(label=1, title="Handbook", text="Leave. All our staff get 25 days of paid leave each year.")]
+    )
+    copied = "Halvorsen employees get 25 days of paid leave each year."
+    assert check_statement(statement("25 days.", (1, copied)), book, {1}, "drop", question=question).statement is None
+    checked = check_statement(statement("25 days.", (1, copied)), book, {1}, "drop", question=question, quotes="facts")
+    assert checked.statement is not None and checked.found == 1  # found as a quote, not as a fact sentence
+    assert checked.statement.evidence[0].quote == "All our staff get 25 days of paid leave each year."
+    invented = check_statement(statement("30 days.", (1, copied)), book, {1}, "drop", question=question, quotes="facts")
+    assert invented.statement is None  # the sentence found does not say the statement's figure
