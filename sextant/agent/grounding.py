@@ -14,12 +14,12 @@ the rest (a paraphrase says "kept" for "keep" and "seven" for "7"). A small mode
 unrelated sentence ("X is a fictional company") beside an invented figure, or restates the question and
 quotes the heading that asks it.
 
-Two documented tolerances, ``quotes="facts"``. A small model copies a passage's sentence into its quote but
-changes a word or two ("Quillfeather Analytics Ltd. uses core hours" for "We use core hours"): a quote not
-found whole is found by its longest run of words that stands in the passage, when that run is most of the
-quote (``evidence.locate_run``); the span is then the passage's sentences, and they must still say what the
-statement says. And small models write the right fact and then "quote" their own
-sentence rather than the passage's. When no quote is found, the statement still stands on a sentence of a
+Two documented tolerances, ``quotes="facts"``. First, a small model copies a passage's sentence into its
+quote but changes a word or two ("Quillfeather Analytics Ltd. uses core hours" for "We use core hours"): a
+quote not found whole is found by its longest run of words that stands in the passage, when that run is most
+of the quote (``evidence.locate_run``); the span is then the passage's sentences, and they must still say
+what the statement says. Second, small models write the right fact and then "quote" their own sentence
+rather than the passage's. When no quote is found, the statement still stands on a sentence of a
 passage the model was shown (those it cited first) that holds *every* word the statement adds to the
 question: its numbers, names and other content words (stemmed, ``sextant.agent.sentences.terms``). That
 whole sentence becomes the quote. A statement that adds nothing to the question, or adds a word no single
