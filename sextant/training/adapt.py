@@ -4,6 +4,8 @@ Each source turns text the store already holds into (question, chunks it should 
 
 - ``title``: a document's title finds every chunk of that document;
 - ``heading``: a section heading finds the chunks of the section under it (documents with headings only);
+- ``model``: a question the local model wrote about a chunk finds that chunk
+  (``sextant.training.model_questions``; slow, so opt-in and cached);
 - ``sentence``: one sentence of a chunk finds that chunk (and the neighbour its overlap shares it
   with). The stored vector was embedded from text that contains the sentence, so this cannot hide
   it as the inverse cloze task does (Lee et al., "Latent Retrieval for Weakly Supervised Open
@@ -24,7 +26,8 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
-Source = Literal["title", "heading", "sentence"]
+Source = Literal["title", "heading", "sentence", "model"]
+# The sources made from the text alone, in a second; "model" asks the local model, about a second a chunk.
 SOURCES: tuple[Source, ...] = ("title", "heading", "sentence")
 K = TypeVar("K", bound=Hashable)
 
@@ -103,14 +106,24 @@ def sentences(text: str) -> list[str]:
 
 
 def pseudo_queries(
-    chunks: Sequence[ChunkText], sources: Iterable[Source], limit: int | None, seed: int
+    chunks: Sequence[ChunkText],
+    sources: Iterable[Source],
+    limit: int | None,
+    seed: int,
+    written: Sequence[PseudoQuery] = (),
 ) -> list[PseudoQuery]:
     """The questions of ``sources``, at most ``limit`` of them, drawn evenly across sources.
 
     A source with fewer than its share gives all it has and the rest goes to the others, so a
-    store without headings still gets ``limit`` questions.
+    store without headings still gets ``limit`` questions. ``written``: the model's questions, the
+    ``model`` source's pool.
     """
-    makers = {"title": title_queries, "heading": heading_queries, "sentence": lambda c: sentence_queries(c, seed)}
+    makers: dict[Source, Callable[[Sequence[ChunkText]], list[PseudoQuery]]] = {
+        "title": title_queries,
+        "heading": heading_queries,
+        "sentence": lambda c: sentence_queries(c, seed),
+        "model": lambda _: list(written),
+    }
     pools = {s: makers[s](chunks) for s in dict.fromkeys(sources)}
     for source, pool in pools.items():
         random.Random(f"{seed}:{source}").shuffle(pool)

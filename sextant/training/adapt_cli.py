@@ -18,6 +18,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +33,8 @@ from sextant.training.trainer import write_training_record
 
 PROG = "sextant-adapt"
 FETCH_BATCH = 1000
+# A question is a line; room for a long one, not for the model to go on writing.
+MODEL_QUESTION_TOKENS = 48
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +59,8 @@ def main(argv: list[str] | None = None) -> None:
         snapshot = read_store(settings)
     read_seconds = time.perf_counter() - started
     say(f"{len(snapshot.chunks)} chunks of {snapshot.location} ({snapshot.embedder}), read in {read_seconds:.0f} s")
-    queries = adapt.pseudo_queries(snapshot.chunks, ns.sources, ns.max_queries or None, ns.seed)
+    written = model_written(snapshot.chunks, ns) if "model" in ns.sources else []
+    queries = adapt.pseudo_queries(snapshot.chunks, ns.sources, ns.max_queries or None, ns.seed, written)
     made = dict(adapt.counts(queries))
     say(f"pseudo-questions: {', '.join(f'{n} from {s}s' for s, n in made.items()) or 'none'}")
     if not queries:
@@ -92,6 +96,36 @@ def main(argv: list[str] | None = None) -> None:
         f"trained in {record['train_seconds']:.0f} s ({record['steps']} steps); search with "
         f"SEXTANT_QUERY_ENCODER={ns.out} (this store, or any built with {snapshot.embedder})"
     )
+
+
+def model_written(chunks: list[adapt.ChunkText], ns: argparse.Namespace) -> list[adapt.PseudoQuery]:
+    """The local model's questions for ``--model-questions`` chunks, resumed from ``<out>/model-questions.jsonl``."""
+    from sextant.llm.chat import ModelError
+    from sextant.llm.llama_local import load_gguf
+    from sextant.llm.model_files import ModelFileError
+    from sextant.llm.settings import ModelSettings
+    from sextant.training.model_questions import model_questions
+
+    settings = ModelSettings()
+    with exits_on(PROG, ModelFileError, ModelError):
+        llama, name = load_gguf(settings.local_model, settings.model_files_dir(), ns.threads)
+    cache = ns.out / "model-questions.jsonl"
+    say(f"asking {name} for questions about {ns.model_questions} chunks (cached in {cache})")
+    started = time.perf_counter()
+
+    def ask(system: str, prompt: str) -> str:
+        messages: Any = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+        reply: Any = llama.create_chat_completion(messages=messages, temperature=0.0, max_tokens=MODEL_QUESTION_TOKENS)
+        return str(reply["choices"][0]["message"]["content"] or "")
+
+    def progress(done: int, total: int) -> None:
+        if done and (done % ns.log_every == 0 or done == total):
+            say(f"  {done}/{total} questions ({time.perf_counter() - started:.0f} s)")
+
+    try:
+        return model_questions(chunks, ask, cache, ns.model_questions, ns.seed, progress)
+    finally:
+        llama.close()
 
 
 def read_store(settings: KbSettings) -> StoreSnapshot:
@@ -151,7 +185,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, help="output sentence-transformers folder (and its checkpoint)")
     p.add_argument("--store", type=Path, help="store folder (default: SEXTANT_CHROMA_DIR or SEXTANT_CHROMA_URL)")
     p.add_argument(
-        "--sources", nargs="+", choices=adapt.SOURCES, default=list(adapt.SOURCES), help="where questions come from"
+        "--sources",
+        nargs="+",
+        choices=(*adapt.SOURCES, "model"),
+        default=list(adapt.SOURCES),
+        help="where questions come from (model: the local model writes them, about a second a chunk on a CPU)",
+    )
+    p.add_argument(
+        "--model-questions", type=int, default=600, help="chunks the local model writes a question about (model)"
     )
     p.add_argument("--max-queries", type=int, default=4800, help="pseudo-questions to train on (0: all)")
     p.add_argument("--max-length", type=int, default=defaults.max_length, help="tokens of a question in training")

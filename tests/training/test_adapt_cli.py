@@ -13,6 +13,7 @@ from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.settings import KbSettings
 from sextant.training.adapt_cli import main, read_store
+from tests.training.conftest import TEST_MODEL
 
 GUIDES = {
     "roses": ("Rose pruning", "Roses are pruned in late winter, before the buds begin to swell on the canes."),
@@ -67,3 +68,33 @@ def test_a_store_with_nothing_stored_is_a_clear_error(tmp_path: Path, capsys: py
     with pytest.raises(SystemExit) as exited:
         main(["--store", str(tmp_path / "empty"), "--out", str(tmp_path / "out")])
     assert exited.value.code == 2 and "nothing was ever stored" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_local_model_s_questions_are_a_source_and_are_kept_for_a_rerun(
+    store: Path, tmp_path: Path, smollm2: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SEXTANT_LOCAL_MODEL", TEST_MODEL)
+    monkeypatch.setenv("SEXTANT_MODELS_DIR", str(smollm2.parent))
+    out = tmp_path / "adapted"
+    args = ["--store", str(store), "--out", str(out), "--sources", "sentence", "model", "--model-questions", "2"]
+    main([*args, "--batch-size", "2", "--max-steps", "1", "--threads", "1"])
+
+    written = [json.loads(line) for line in (out / "model-questions.jsonl").read_text().splitlines()]
+    asked_questions = [row["question"] for row in written if row["question"]]
+    record = json.loads((out / "sextant-training.json").read_text())
+    assert record["adapted_to"]["pseudo_questions"].get("model", 0) == len(asked_questions) <= 2
+    assert len(written) >= 2 and {row["chunk"] for row in written} <= set(_chunk_ids(store))
+
+
+def test_a_local_model_that_is_not_installed_is_a_clear_error(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SEXTANT_MODELS_DIR", str(tmp_path / "no-models"))
+    with pytest.raises(SystemExit) as exited:
+        main(["--store", str(store), "--out", str(tmp_path / "out"), "--sources", "model"])
+    assert exited.value.code == 2 and "sextant-models fetch" in capsys.readouterr().err
+
+
+def _chunk_ids(store: Path) -> list[str]:
+    return [c.id for c in read_store(KbSettings(chroma_dir=store)).chunks]

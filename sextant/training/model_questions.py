@@ -1,0 +1,83 @@
+"""Pseudo-questions the local model writes about stored chunks, cached so that a slow run resumes.
+
+A title or a sentence copied from a chunk is text the stored vector already holds (``adapt``); a question
+written about the chunk is not, and that is the step from a question to its passage that labelled training
+teaches. On a CPU the 0.5B model takes about a second per chunk, so each answer is appended to a cache the
+moment it is written: a rerun (after an interruption, or with a larger ``count``) asks only for what the
+cache does not hold.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from sextant.training.adapt import ChunkText, PseudoQuery
+
+SYSTEM = "You write one question that the passage answers. Reply with the question only."
+# The start of a chunk is enough to ask about, and keeps the prompt, most of the cost, short.
+PASSAGE_CHARS = 1200
+MIN_WORDS, MAX_WORDS = 4, 30
+
+Ask = Callable[[str, str], str]  # (system, prompt) -> the model's reply
+
+
+def model_questions(
+    chunks: Sequence[ChunkText],
+    ask: Ask,
+    cache: Path,
+    count: int,
+    seed: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[PseudoQuery]:
+    """Questions for up to ``count`` chunks (a seeded draw), each finding the chunk it was written about.
+
+    A reply that is no question of a question's length is cached as none and that chunk is not asked again.
+    """
+    written = _read(cache)
+    order = sorted(chunks, key=lambda c: c.id)
+    random.Random(f"{seed}:model").shuffle(order)
+    questions: list[PseudoQuery] = []
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with cache.open("a", encoding="utf-8") as out:
+        if out.tell() and not cache.read_bytes().endswith(b"\n"):
+            out.write("\n")  # after a line cut short, the next answer starts a line of its own
+        for chunk in order:
+            if len(questions) == count:
+                break
+            if chunk.id not in written:
+                written[chunk.id] = _question(ask(SYSTEM, prompt(chunk)))
+                out.write(json.dumps({"chunk": chunk.id, "question": written[chunk.id]}) + "\n")
+                out.flush()
+            if written[chunk.id] is not None:
+                questions.append(PseudoQuery(f"model:{chunk.id}", str(written[chunk.id]), (chunk.id,), "model"))
+            if progress is not None:
+                progress(len(questions), count)
+    return questions
+
+
+def prompt(chunk: ChunkText) -> str:
+    where = ", ".join(part for part in (chunk.title, chunk.section) if part)
+    text = " ".join(chunk.text.split())[:PASSAGE_CHARS]
+    return f"Passage{f' ({where})' if where else ''}:\n{text}\n\nWrite one question this passage answers."
+
+
+def _question(reply: str) -> str | None:
+    line = next((line.strip() for line in reply.splitlines() if line.strip()), "")
+    line = line.removeprefix("Question:").strip().strip('"')
+    return line if line.endswith("?") and MIN_WORDS <= len(line.split()) <= MAX_WORDS else None
+
+
+def _read(cache: Path) -> dict[str, str | None]:
+    """The cache's answers; a last line cut short by an interruption is read as not yet asked."""
+    written: dict[str, str | None] = {}
+    if cache.is_file():
+        for line in cache.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            written[str(row["chunk"])] = row["question"]
+    return written
