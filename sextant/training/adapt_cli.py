@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> None:
     written = model_written(snapshot.chunks, ns) if "model" in ns.sources else []
     queries = adapt.pseudo_queries(snapshot.chunks, ns.sources, ns.max_queries or None, ns.seed, written)
     made = dict(adapt.counts(queries))
-    say(f"pseudo-questions: {', '.join(f'{n} from {s}s' for s, n in made.items()) or 'none'}")
+    named = {"title": "titles", "heading": "headings", "sentence": "sentences", "model": "the local model"}
+    say(f"pseudo-questions: {', '.join(f'{n} from {named[s]}' for s, n in made.items()) or 'none'}")
     if not queries:
         say(f"{PROG}: no {'/'.join(ns.sources)} in the stored chunks makes a question; try --sources sentence")
         raise SystemExit(2)
