@@ -18,7 +18,6 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -33,8 +32,7 @@ from sextant.training.trainer import write_training_record
 
 PROG = "sextant-adapt"
 FETCH_BATCH = 1000
-# A question is a line; room for a long one, not for the model to go on writing.
-MODEL_QUESTION_TOKENS = 48
+SOURCE_NAMES = {"title": "titles", "heading": "headings", "sentence": "sentences", "model": "the local model"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     written = model_written(snapshot.chunks, ns) if "model" in ns.sources else []
     queries = adapt.pseudo_queries(snapshot.chunks, ns.sources, ns.max_queries or None, ns.seed, written)
     made = dict(adapt.counts(queries))
-    named = {"title": "titles", "heading": "headings", "sentence": "sentences", "model": "the local model"}
-    say(f"pseudo-questions: {', '.join(f'{n} from {named[s]}' for s, n in made.items()) or 'none'}")
+    say(f"pseudo-questions: {', '.join(f'{n} from {SOURCE_NAMES[s]}' for s, n in made.items()) or 'none'}")
     if not queries:
         say(f"{PROG}: no {'/'.join(ns.sources)} in the stored chunks makes a question; try --sources sentence")
         raise SystemExit(2)
@@ -105,7 +102,7 @@ def model_written(chunks: list[adapt.ChunkText], ns: argparse.Namespace) -> list
     from sextant.llm.llama_local import load_gguf
     from sextant.llm.model_files import ModelFileError
     from sextant.llm.settings import ModelSettings
-    from sextant.training.model_questions import model_questions
+    from sextant.training.model_questions import asking, model_questions
 
     settings = ModelSettings()
     with exits_on(PROG, ModelFileError, ModelError):
@@ -114,17 +111,12 @@ def model_written(chunks: list[adapt.ChunkText], ns: argparse.Namespace) -> list
     say(f"asking {name} for questions about {ns.model_questions} chunks (cached in {cache})")
     started = time.perf_counter()
 
-    def ask(system: str, prompt: str) -> str:
-        messages: Any = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
-        reply: Any = llama.create_chat_completion(messages=messages, temperature=0.0, max_tokens=MODEL_QUESTION_TOKENS)
-        return str(reply["choices"][0]["message"]["content"] or "")
-
     def progress(done: int, total: int) -> None:
         if done and (done % ns.log_every == 0 or done == total):
             say(f"  {done}/{total} questions ({time.perf_counter() - started:.0f} s)")
 
     try:
-        return model_questions(chunks, ask, cache, ns.model_questions, ns.seed, progress)
+        return model_questions(chunks, asking(llama), cache, ns.model_questions, ns.seed, progress)
     finally:
         llama.close()
 

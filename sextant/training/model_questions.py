@@ -13,15 +13,32 @@ import json
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from sextant.training.adapt import ChunkText, PseudoQuery
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
 
 SYSTEM = "You write one question that the passage answers. Reply with the question only."
 # The start of a chunk is enough to ask about, and keeps the prompt, most of the cost, short.
 PASSAGE_CHARS = 1200
 MIN_WORDS, MAX_WORDS = 4, 30
+# A question is a line; room for a long one, not for the model to go on writing.
+REPLY_TOKENS = 48
 
 Ask = Callable[[str, str], str]  # (system, prompt) -> the model's reply
+
+
+def asking(llama: Llama) -> Ask:
+    """``llama``'s greedy chat reply, as ``model_questions`` asks for it."""
+
+    def ask(system: str, prompt: str) -> str:
+        messages: Any = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+        reply: Any = llama.create_chat_completion(messages=messages, temperature=0.0, max_tokens=REPLY_TOKENS)
+        return str(reply["choices"][0]["message"]["content"] or "")
+
+    return ask
 
 
 def model_questions(
@@ -36,13 +53,13 @@ def model_questions(
 
     A reply that is no question of a question's length is cached as none and that chunk is not asked again.
     """
-    written = _read(cache)
+    written, whole_lines = _read(cache)
     order = sorted(chunks, key=lambda c: c.id)
     random.Random(f"{seed}:model").shuffle(order)
     questions: list[PseudoQuery] = []
     cache.parent.mkdir(parents=True, exist_ok=True)
     with cache.open("a", encoding="utf-8") as out:
-        if out.tell() and not cache.read_bytes().endswith(b"\n"):
+        if not whole_lines:
             out.write("\n")  # after a line cut short, the next answer starts a line of its own
         for chunk in order:
             if len(questions) == count:
@@ -70,14 +87,17 @@ def _question(reply: str) -> str | None:
     return line if line.endswith("?") and MIN_WORDS <= len(line.split()) <= MAX_WORDS else None
 
 
-def _read(cache: Path) -> dict[str, str | None]:
-    """The cache's answers; a last line cut short by an interruption is read as not yet asked."""
+def _read(cache: Path) -> tuple[dict[str, str | None], bool]:
+    """The cache's answers, and whether it ends at a line's end.
+
+    A last line cut short by an interruption is read as not yet asked.
+    """
+    text = cache.read_text(encoding="utf-8") if cache.is_file() else ""
     written: dict[str, str | None] = {}
-    if cache.is_file():
-        for line in cache.read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            written[str(row["chunk"])] = row["question"]
-    return written
+    for line in text.splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        written[str(row["chunk"])] = row["question"]
+    return written, not text or text.endswith("\n")

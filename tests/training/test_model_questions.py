@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,7 +14,7 @@ from sextant.llm.llama_local import CONTEXT_TOKENS  # isort: skip
 from llama_cpp import Llama
 
 from sextant.training.adapt import ChunkText
-from sextant.training.model_questions import _question, model_questions, prompt
+from sextant.training.model_questions import _question, asking, model_questions, prompt
 
 CHUNKS = [
     ChunkText(f"c{i}", f"d{i}", title, "", text)
@@ -31,17 +30,15 @@ CHUNKS = [
 
 
 class Asked:
-    """The real model, counting what it is asked."""
+    """The real model as the command asks it, counting what it is asked."""
 
     def __init__(self, llama: Llama) -> None:
-        self.llama = llama
+        self.ask = asking(llama)
         self.prompts: list[str] = []
 
     def __call__(self, system: str, text: str) -> str:
         self.prompts.append(text)
-        messages: Any = [{"role": "system", "content": system}, {"role": "user", "content": text}]
-        reply: Any = self.llama.create_chat_completion(messages=messages, temperature=0.0, max_tokens=48)
-        return str(reply["choices"][0]["message"]["content"] or "")
+        return self.ask(system, text)
 
 
 @pytest.fixture(scope="module")
