@@ -89,6 +89,8 @@ REPLACING = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempot
 DROPPING = REPLACING  # the same hints: destructive, and a second call changes nothing more
 # A client that supports tasks (either protocol era) gets these calls back as a task to poll.
 TASK_TOOLS = frozenset({"kb_ingest", "kb_upload"})
+# What a document can be refused for; anything else is the server's failure, not the document's.
+REFUSALS = (LoadError, KnowledgeBaseError, StoreError)
 DOCUMENT_URI = "kb://documents/{doc_id}"
 PAGE_URI = "kb://documents/{doc_id}/pages/{number}"
 
@@ -287,10 +289,8 @@ def create_server(
                                 progress=partial(reporter.embedding, n),
                             )
                         )
-                    except LoadError as exc:
-                        outcome = IngestOutcome(id=doc_id, status="refused", reason=exc.reason)
-                    except (KnowledgeBaseError, StoreError) as exc:
-                        outcome = IngestOutcome(id=doc_id, status="refused", reason=str(exc))
+                    except REFUSALS as exc:
+                        outcome = _refusal(doc_id, exc)
                     results.append(outcome)
                     await reporter.finished(n, outcome.chunks, f"{doc_id}: {outcome.status}")
         finally:
@@ -330,7 +330,7 @@ def create_server(
         try:
             check_file_size(filename, decoded_size, parser.limits)
         except LoadError as exc:
-            return IngestReport(results=[IngestOutcome(id=doc_id, status="refused", reason=exc.reason)])
+            return IngestReport(results=[_refusal(doc_id, exc)])
         try:
             data = base64.b64decode(content_base64, validate=True)
         except binascii.Error as exc:
@@ -352,10 +352,8 @@ def create_server(
                     progress=partial(reporter.embedding, 0),
                 )
             )
-        except LoadError as exc:
-            outcome = IngestOutcome(id=doc_id, status="refused", reason=exc.reason)
-        except (KnowledgeBaseError, StoreError) as exc:
-            outcome = IngestOutcome(id=doc_id, status="refused", reason=str(exc))
+        except REFUSALS as exc:
+            outcome = _refusal(doc_id, exc)
         await reporter.finished(0, outcome.chunks, f"{doc_id}: {outcome.status}")
         report = IngestReport(results=[outcome])
         await announce_changes(ctx, report)
@@ -527,6 +525,12 @@ def _page_links(result: SearchResult) -> list[ResourceLink]:
                 type="resource_link", uri=hit.uri, name=f"{hit.title}, {where}", mime_type="text/plain"
             )
     return list(seen.values())
+
+
+def _refusal(doc_id: str, exc: Exception) -> IngestOutcome:
+    """The outcome of a document not taken, with a reason a client can show its user."""
+    reason = exc.reason if isinstance(exc, LoadError) else str(exc)
+    return IngestOutcome(id=doc_id, status="refused", reason=reason)
 
 
 def _group_pages(items: list[IngestDocument]) -> dict[str, list[IngestDocument]]:
