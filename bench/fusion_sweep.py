@@ -6,6 +6,9 @@ lists (and the query embedding) are memoised at the searcher's call boundary, so
 re-runs only fusion and what follows it.
 
     python bench/fusion_sweep.py [--eval-store .sextant-eval] [--data ../shared/data] [--json OUT]
+    SEXTANT_EMBEDDER=models/embeddinggemma-300m python bench/fusion_sweep.py --skip-golden --beir nfcorpus:train
+
+With ``SEXTANT_EMBEDDER`` set, the BEIR stores are that embedder's (``beir-<dataset>-<folder>``).
 """
 
 from __future__ import annotations
@@ -52,11 +55,19 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path(os.environ.get("SEXTANT_DATA_DIR", "../shared/data")))
     parser.add_argument("--json", type=Path)
     parser.add_argument("--skip-beir", action="store_true", help="only the golden sets")
+    parser.add_argument("--skip-golden", action="store_true", help="only the BEIR sets")
+    parser.add_argument(
+        "--beir",
+        nargs="+",
+        default=["scifact:train", "nfcorpus:dev"],
+        metavar="DATASET:SPLIT",
+        help="BEIR sets and the qrels split each is scored on",
+    )
     args = parser.parse_args()
     quiet_model_loading()
     results: dict[str, list[dict[str, Any]]] = {}
 
-    for gs in golden_sets(args.eval_dir).values():
+    for gs in [] if args.skip_golden else golden_sets(args.eval_dir).values():
         questions = load_golden(gs.golden)
         with KnowledgeBase.open(KbSettings(chroma_dir=args.eval_store / gs.name)) as kb:
             memoise(kb.searcher)
@@ -67,7 +78,7 @@ def main() -> None:
 
             results[f"golden-{gs.name}"] = sweep(kb.searcher, golden_score)
 
-    for name, split in (("scifact", "train"), ("nfcorpus", "dev")):
+    for name, split in (pair.split(":", 1) for pair in args.beir):
         settings = beir.store_settings(name, args.eval_store)
         if args.skip_beir or not settings.store_dir().exists():
             continue

@@ -11,11 +11,7 @@ from sextant.kb.search import Searcher
 
 def memoise(searcher: Searcher) -> None:
     """Cache embedding and both retrievers per query, so variants differ only after retrieval."""
-    original = searcher.embedder.embed
-    embed_one = functools.lru_cache(maxsize=None)(lambda text: original([text]))
-    searcher.embedder.embed = (  # type: ignore[method-assign]
-        lambda texts, **kw: embed_one(texts[0]) if len(texts) == 1 else original(texts, **kw)
-    )
+    searcher.embedder.embed_query = functools.lru_cache(maxsize=None)(searcher.embedder.embed_query)  # type: ignore[method-assign]
     query = searcher.store.query
     dense = functools.lru_cache(maxsize=None)(lambda key, n: query(np.frombuffer(key, np.float32), n))
     searcher.store.query = lambda v, n, doc_ids=None: dense(v.astype(np.float32).tobytes(), n)  # type: ignore[method-assign]

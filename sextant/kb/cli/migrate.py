@@ -66,7 +66,7 @@ def run(settings: KbSettings, name: str, *, batch: int = BATCH) -> MigrationRepo
         MigrationError: the store already uses it, another migration is running, or one is unfinished.
         StoreError: the store cannot be opened or written; a re-run resumes.
     """
-    embedder = load_embedder(name, settings.threads)
+    embedder = load_embedder(name, settings.threads, settings.embed_precision)
     if settings.chunk_tokens > embedder.max_tokens:
         raise KnowledgeBaseError(
             f"the store's chunks are sized for SEXTANT_CHUNK_TOKENS={settings.chunk_tokens}, more than embedder "
@@ -95,9 +95,9 @@ def summary(settings: KbSettings, report: MigrationReport) -> list[str]:
         "store; one still running on the old embedder stops at its next search and asks to be restarted",
     ]
     if settings.query_encoder:
-        embedder = load_embedder(report.new_embedder, settings.threads)
+        embedder = load_embedder(report.new_embedder, settings.threads, settings.embed_precision)
         try:
-            load_query_encoder(settings.query_encoder, embedder, settings.threads)
+            load_query_encoder(settings.query_encoder, embedder, settings.threads, settings.embed_precision)
         except EmbedderError as exc:
             lines.append(f"warning: {exc}")
     return lines
