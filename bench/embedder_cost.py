@@ -4,8 +4,8 @@ Each variant ingests the same first documents of a BEIR corpus through the produ
 (``KnowledgeBase.ingest``: chunking in the embedder's own tokens, embedding, the Chroma write, BM25) into
 its own fresh store. The variants run in rounds, their order reversed every other round, so that load
 on a shared machine falls on all of them alike; the table reports each variant's median and its ratio
-to the packaged MiniLM's, plus the chunks it made (a chunk is 200 tokens of *its* tokenizer) and the
-resident memory the process grew by when the model loaded.
+to the packaged MiniLM's, plus the chunks it made (a chunk is 200 tokens of *its* tokenizer). Memory is
+not reported: safetensors weights are memory-mapped, so resident size depends on what was read so far.
 
     python bench/embedder_cost.py --data ../shared/data/beir/nfcorpus \\
         --variant all-MiniLM-L6-v2:fp32 --variant models/embeddinggemma-300m:fp32 \\
@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import resource
 import statistics
 import tempfile
 import time
@@ -38,17 +37,12 @@ from sextant.settings import KbSettings
 class Variant:
     embedder: str
     precision: Precision
-    grown_mb: float = 0.0
     seconds: list[float] = field(default_factory=list)
     chunks: int = 0
 
     @property
     def label(self) -> str:
         return f"{Path(self.embedder).name} {self.precision}"
-
-
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _parse(spec: str) -> Variant:
@@ -83,23 +77,18 @@ def main() -> None:
     quiet_model_loading()
     docs = list(itertools.islice(beir.read_corpus(args.data), args.docs))
     variants = [_parse(spec) for spec in args.variant]
-    for variant in variants:  # loaded once each, before any timing; the growth is the model's memory
-        before = _rss_mb()
+    for variant in variants:  # loaded once each, before any timing
         load_embedder(variant.embedder, args.threads, variant.precision)
-        variant.grown_mb = _rss_mb() - before
     for round_ in range(args.rounds):
         for variant in variants if round_ % 2 == 0 else variants[::-1]:
             _ingest_once(variant, docs, args.threads)
     reference = statistics.median(variants[0].seconds) / variants[0].chunks
     print(f"{len(docs)} documents of {args.data.name}, {args.threads} threads, {args.rounds} rounds\n")
-    print("| embedder | chunks | s per 1,000 chunks (median) | ratio to the first | memory on load |")
-    print("|---|---|---|---|---|")
+    print("| embedder | chunks | s per 1,000 chunks (median) | ratio to the first |")
+    print("|---|---|---|---|")
     for variant in variants:
         per_chunk = statistics.median(variant.seconds) / variant.chunks
-        print(
-            f"| {variant.label} | {variant.chunks} | {1000 * per_chunk:.0f} | {per_chunk / reference:.2f} "
-            f"| {variant.grown_mb:.0f} MB |"
-        )
+        print(f"| {variant.label} | {variant.chunks} | {1000 * per_chunk:.0f} | {per_chunk / reference:.2f} |")
 
 
 if __name__ == "__main__":

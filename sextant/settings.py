@@ -87,7 +87,7 @@ class KbSettings(SharedSettings):
     embed_precision: Literal["fp32", "bf16"] = Field(
         default="fp32",
         description="Weights of the embedder (and query encoder) in fp32, or in bf16 where the CPU computes it "
-        "natively (avx512_bf16 or AMX): EmbeddingGemma embeds 2.8x faster, vectors within cosine 0.998 of fp32 "
+        "natively (avx512_bf16 or AMX): EmbeddingGemma ingests 2.3x faster, vectors within cosine 0.998 of fp32 "
         "(learning/embedding-gemma.md). A store may be queried in either precision.",
     )
     query_encoder: str | None = Field(
