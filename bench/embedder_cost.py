@@ -28,8 +28,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from sextant.evals import beir
-from sextant.kb.embeddings import Precision, load_embedder, quiet_model_loading
+from sextant.kb.embeddings import load_embedder, quiet_model_loading
 from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.settings import EmbedPrecision as Precision
 from sextant.settings import KbSettings
 
 

@@ -19,6 +19,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 LEGACY_PREFIX = "AGENTICRAG_"
 
 
+# The weights an embedder runs in (``Embedder``, ``SEXTANT_EMBED_PRECISION``).
+EmbedPrecision = Literal["fp32", "bf16"]
+
+
 def default_threads() -> int:
     """The machine's cores, at most 4: one thread where two are free made the local model's answer slower."""
     return min(os.cpu_count() or 1, 4)
@@ -84,7 +88,7 @@ class KbSettings(SharedSettings):
         description="Sentence-transformers model name or local folder. all-MiniLM-L6-v2 resolves to the "
         "packaged offline copy when installed.",
     )
-    embed_precision: Literal["fp32", "bf16"] = Field(
+    embed_precision: EmbedPrecision = Field(
         default="fp32",
         description="Weights of the embedder (and query encoder) in fp32, or in bf16 where the CPU computes it "
         "natively (avx512_bf16 or AMX): EmbeddingGemma ingests 2.3x faster, vectors within cosine 0.998 of fp32 "

@@ -14,16 +14,16 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from sextant.settings import EmbedPrecision as Precision
+
 log = logging.getLogger(__name__)
 
 PACKAGED_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
-
-Precision = Literal["fp32", "bf16"]
 
 
 class EmbedderError(Exception):
@@ -114,12 +114,12 @@ class Embedder:
             list(texts),
             prompt=prompt,
             batch_size=batch_size,
-            normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=False,
         )
         vectors = np.asarray(vectors, dtype=np.float32)
-        # bf16 weights normalise in bf16, a norm off by 1e-3; inner product as cosine needs it exact.
+        # Normalised here in float32, not by the model: in bf16 its norm is off by 1e-3, and inner product
+        # stands for cosine only at unit length.
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
