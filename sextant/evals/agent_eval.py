@@ -136,7 +136,7 @@ def grade_runs(name: str, runs: Sequence[AgentRun]) -> ModeReport:
 
 
 def judge_rows(runs: Sequence[AgentRun]) -> list[dict[str, Any]]:
-    """The answers in ``sextant-judge`` format: id, answer, the passages shown, answerable."""
+    """The answers in ``sextant-judge`` format (id, answer, the passages shown, answerable), with what was removed."""
     return [
         {
             "id": run.question.id,
@@ -145,6 +145,11 @@ def judge_rows(runs: Sequence[AgentRun]) -> list[dict[str, Any]]:
             "answerable": run.question.answerable,
             "mode": run.answer.mode if run.answer else "none",
             "statements": [s.model_dump() for s in run.answer.statements] if run.answer else [],
+            # What the checks removed, so that an abstention can be traced to the quote check or the answer check.
+            "removed": {
+                "no_quote_found": run.answer.citations.unsourced if run.answer else [],
+                "not_answering": run.answer.verification.not_answering if run.answer else [],
+            },
         }
         for run in runs
     ]

@@ -59,7 +59,7 @@ def build_model(settings: ModelSettings) -> ModelChoice:
 
         local = LlamaModel.from_settings(settings)
         checker, checked = _checker(settings)
-        return ModelChoice(local, "local", f"llama.cpp {settings.local_model}; {checked}", checker)
+        return ModelChoice(local, "local", f"llama.cpp {local.name}; {checked}", checker)
     except ImportError as exc:
         detail = f"the {provider} model needs a package that is not installed ({exc.name}); see the README"
     except Exception as exc:  # a model that cannot load must not stop the server: it answers with excerpts

@@ -40,6 +40,7 @@ from sextant.llm.openai_messages import (
 )
 from sextant.llm.settings import ModelSettings
 from sextant.llm.statements import MAX_QUOTE_CHARS
+from sextant.llm.writer_choice import writer
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,9 @@ class LlamaModel:
                 does not match its pinned hash.
             ModelError: llama.cpp could not load the file.
         """
-        llama, name = load_gguf(settings.local_model, settings.model_files_dir(), settings.threads)
+        chosen = writer(settings)
+        llama, name = load_gguf(chosen.model, settings.model_files_dir(), settings.threads)
+        log.info("the local model is %s (%s)", name, chosen.reason)
         return cls(llama, name, settings.max_output_tokens)
 
     async def stream(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:

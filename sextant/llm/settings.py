@@ -38,8 +38,10 @@ class ModelSettings(SharedSettings):
     )
     max_output_tokens: int = Field(default=1024, ge=64, le=8192, description="Most tokens in one model turn.")
     local_model: str = Field(
-        default="qwen2.5-coder-0.5b-instruct",
-        description="Local GGUF model: a name known to sextant-models, or a path to a .gguf file.",
+        default="auto",
+        description="Local GGUF model that writes the answers: auto (qwen2.5-coder-1.5b-instruct with at least 8 GiB "
+        "of memory, 2 threads and its file fetched, else qwen2.5-coder-0.5b-instruct; learning/agent.md, run 12), a "
+        "name known to sextant-models, or a path to a .gguf file.",
     )
     answer_check: str = Field(
         default="auto",

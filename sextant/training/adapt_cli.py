@@ -102,11 +102,12 @@ def model_written(chunks: list[adapt.ChunkText], ns: argparse.Namespace) -> list
     from sextant.llm.llama_local import load_gguf
     from sextant.llm.model_files import ModelFileError
     from sextant.llm.settings import ModelSettings
+    from sextant.llm.writer_choice import writer
     from sextant.training.model_questions import asking, model_questions
 
     settings = ModelSettings()
     with exits_on(PROG, ModelFileError, ModelError):
-        llama, name = load_gguf(settings.local_model, settings.model_files_dir(), ns.threads)
+        llama, name = load_gguf(writer(settings).model, settings.model_files_dir(), ns.threads)
     cache = ns.out / "model-questions.jsonl"
     say(f"asking {name} for questions about {ns.model_questions} chunks (cached in {cache})")
     started = time.perf_counter()

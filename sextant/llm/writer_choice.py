@@ -1,0 +1,62 @@
+"""Which packaged model writes the answers when ``SEXTANT_LOCAL_MODEL=auto``: the machine decides.
+
+On all 121 golden questions the 1.5B model, checked by the same answer check, passed the judge more often and
+refused fewer answerable questions than the 0.5B model, at 1.9x the seconds per answer and about 1.3 GB more
+memory (learning/agent.md, run 12). Better answers are worth the wait where the machine can hold the larger
+model beside the knowledge base and read a prompt on two threads; elsewhere the 0.5B model answers.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from sextant.llm.model_files import KNOWN_MODELS
+from sextant.llm.settings import ModelSettings
+
+SMALL = "qwen2.5-coder-0.5b-instruct"
+LARGE = "qwen2.5-coder-1.5b-instruct"
+# The agent's process peaked at 4.7 GB with the 1.5B model writing and checking; the knowledge base, the
+# browser and the system need the rest.
+LARGE_NEEDS_MEMORY = 8 * 2**30
+# On one thread reading the prompt takes twice as long, and the 1.5B model's answer already took 1.9x the 0.5B's.
+LARGE_NEEDS_THREADS = 2
+_CGROUP_LIMIT = Path("/sys/fs/cgroup/memory.max")
+
+
+@dataclass(frozen=True, slots=True)
+class WriterChoice:
+    model: str  # what ``load_gguf`` resolves: a known name or a .gguf path
+    reason: str
+
+
+def writer(settings: ModelSettings) -> WriterChoice:
+    """The model ``settings`` name, ``auto`` resolved on this machine."""
+    return choose_writer(settings.local_model, settings.threads, machine_memory(), settings.model_files_dir())
+
+
+def choose_writer(setting: str, threads: int, memory: int | None, models_dir: Path) -> WriterChoice:
+    """``setting`` itself unless it is ``auto``; then the 1.5B model where memory, threads and its file allow."""
+    if setting != "auto":
+        return WriterChoice(setting, "SEXTANT_LOCAL_MODEL")
+    if memory is not None and memory < LARGE_NEEDS_MEMORY:
+        return WriterChoice(SMALL, f"auto: {memory / 2**30:.1f} GiB of memory, under {LARGE_NEEDS_MEMORY // 2**30}")
+    if threads < LARGE_NEEDS_THREADS:
+        return WriterChoice(SMALL, f"auto: SEXTANT_THREADS={threads}, under {LARGE_NEEDS_THREADS}")
+    if not (models_dir / KNOWN_MODELS[LARGE].file_name).is_file():
+        return WriterChoice(SMALL, f"auto: {LARGE} is not fetched (sextant-models fetch {LARGE})")
+    return WriterChoice(LARGE, f"auto: {threads} threads and {'?' if memory is None else round(memory / 2**30)} GiB")
+
+
+def machine_memory() -> int | None:
+    """The memory this process may use: the machine's, or a container's cgroup limit when that is lower."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return None
+    try:
+        limit = _CGROUP_LIMIT.read_text().strip()
+    except OSError:
+        return memory
+    return min(memory, int(limit)) if limit.isdigit() else memory
