@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 echo "quickstart: loading the sample corpus (eval/corpus/documents: 25 files, about 30 s)"
 .venv/bin/sextant-ingest -r eval/corpus/documents
-echo "quickstart: asking the local model (it loads once, then answers in seconds)"
+echo "quickstart: asking the local model (loading it takes a few seconds; an answer 5-20 s on 2 cores)"
 .venv/bin/sextant-ask "${1:-How often should the espresso machine be descaled?}"
