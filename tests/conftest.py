@@ -20,9 +20,13 @@ from sextant.settings import KbSettings
 REPO = Path(__file__).resolve().parent.parent
 
 
+# Read once, at import: a fixture that clears every SEXTANT_ variable for a test must not hide the data from it.
+_DATA_DIR = Path(os.environ.get("SEXTANT_DATA_DIR", REPO.parent / "shared" / "data"))
+
+
 def data_dir() -> Path:
     """The shared benchmark data: SEXTANT_DATA_DIR, else ../shared/data beside the checkout."""
-    return Path(os.environ.get("SEXTANT_DATA_DIR", REPO.parent / "shared" / "data"))
+    return _DATA_DIR
 
 
 def require_data(*parts: str) -> Path:
