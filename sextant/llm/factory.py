@@ -7,12 +7,13 @@ from dataclasses import dataclass
 
 from sextant.llm.chat import ChatModel, YesNoModel
 from sextant.llm.settings import ModelSettings
+from sextant.llm.writer_choice import LARGE
 
 log = logging.getLogger(__name__)
 
 
-# The answer check's model for the local provider (learning/agent.md, run 7).
-CHECKER = "qwen2.5-coder-1.5b-instruct"
+# The answer check's model for the local provider (learning/agent.md, run 7): the larger of the two writers.
+CHECKER = LARGE
 
 
 @dataclass(frozen=True)
