@@ -29,6 +29,12 @@ from typing import Literal, TypeVar
 Source = Literal["title", "heading", "sentence", "model"]
 # The sources made from the text alone, in a second; "model" asks the local model, about a second a chunk.
 SOURCES: tuple[Source, ...] = ("title", "heading", "sentence")
+_SOURCE_NAMES: dict[Source, str] = {
+    "title": "titles",
+    "heading": "headings",
+    "sentence": "sentences",
+    "model": "the local model",
+}
 K = TypeVar("K", bound=Hashable)
 
 # A sentence ends at . ! or ? before a space and a capital or digit; enough for prose, and a missed
@@ -160,11 +166,16 @@ def fingerprint(chunk_ids: Sequence[str], queries: Sequence[PseudoQuery], embedd
     return digest.hexdigest()
 
 
-def counts(queries: Iterable[PseudoQuery]) -> Mapping[str, int]:
-    tally: dict[str, int] = {}
+def counts(queries: Iterable[PseudoQuery]) -> Mapping[Source, int]:
+    tally: dict[Source, int] = {}
     for q in queries:
         tally[q.source] = tally.get(q.source, 0) + 1
     return tally
+
+
+def described(made: Mapping[Source, int]) -> str:
+    """``"40 from titles, 300 from headings"``: what a command made, in the words its progress line uses."""
+    return ", ".join(f"{n} from {_SOURCE_NAMES[s]}" for s, n in made.items()) or "none"
 
 
 def _question_like(sentence: str) -> bool:

@@ -32,7 +32,6 @@ from sextant.training.trainer import write_training_record
 
 PROG = "sextant-adapt"
 FETCH_BATCH = 1000
-SOURCE_NAMES = {"title": "titles", "heading": "headings", "sentence": "sentences", "model": "the local model"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     written = model_written(snapshot.chunks, ns) if "model" in ns.sources else []
     queries = adapt.pseudo_queries(snapshot.chunks, ns.sources, ns.max_queries or None, ns.seed, written)
     made = dict(adapt.counts(queries))
-    say(f"pseudo-questions: {', '.join(f'{n} from {SOURCE_NAMES[s]}' for s, n in made.items()) or 'none'}")
+    say(f"pseudo-questions: {adapt.described(made)}")
     if not queries:
         say(f"{PROG}: no {'/'.join(ns.sources)} in the stored chunks makes a question; try --sources sentence")
         raise SystemExit(2)

@@ -2,6 +2,7 @@
 
     sextant-train-reranker --data ../shared/data/beir/scifact --out models/reranker-scifact
     sextant-train-reranker evaluate --model models/reranker-scifact --data ... --qrels ...
+    sextant-train-reranker pseudo --docs FOLDER --out POOL      # a BEIR folder of questions made from text
 
 Each dataset's queries are split before anything is mined: a dataset with ``qrels/dev.tsv`` trains
 on ``train.tsv`` and holds out dev; one without holds out a hashed fraction of its train queries,
@@ -65,6 +66,11 @@ def main(argv: list[str] | None = None) -> None:
         from sextant.training.heldout import main as evaluate_main
 
         evaluate_main(args[1:])
+        return
+    if args and args[0] == "pseudo":
+        from sextant.training.pseudo_beir import main as pseudo_main
+
+        pseudo_main(args[1:])
         return
     ns = parse_offline(_parser(), args)
     from sextant.kb.embeddings import quiet_model_loading
