@@ -4,6 +4,10 @@ Same behaviour as the in-process ``LlamaModel`` (forced calls, statements, greed
 ``/chat/completions``. Servers disagree on how to ask for JSON under a schema: OpenAI's ``json_schema`` form
 is tried first, and a server that refuses it by naming ``response_format`` (llama-cpp-python's own server
 does, with a 500) is asked again once in the ``json_object`` + ``schema`` form, which it then keeps.
+
+``SEXTANT_LOCAL_MODEL=auto`` (the default) chooses among packaged files for the in-process model; a server has
+its own model, so here it means the first one the server lists (``GET /models``, which llama.cpp's server,
+Ollama and vLLM all answer). Ollama and vLLM refuse a name they do not serve.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from sextant.llm.settings import ModelSettings
 
 # Waiting may help with these; any other refusal will be repeated (local servers answer 500 to a bad request).
 RETRYABLE_STATUSES = frozenset({408, 429, 502, 503, 504})
+SERVED = "auto"
 
 
 class OpenAICompatModel:
@@ -42,6 +47,7 @@ class OpenAICompatModel:
     ) -> None:
         self.name = model
         self._url = base_url.rstrip("/") + "/chat/completions"
+        self._models_url = base_url.rstrip("/") + "/models"
         self._max_output_tokens = max_output_tokens
         # Generation on a CPU can take minutes; connecting should not.
         self._client = client or httpx.AsyncClient(timeout=httpx.Timeout(600.0, connect=10.0))
@@ -101,8 +107,9 @@ class OpenAICompatModel:
         Raises:
             ModelError: the server cannot be reached or refused the request.
         """
+        name = await self._served_name()
         for attempt in range(2):
-            body = {"model": self.name, "temperature": 0.0, **make_body(self._dialect)}
+            body = {"model": name, "temperature": 0.0, **make_body(self._dialect)}
             if stream:
                 body.update(stream=True, stream_options={"include_usage": True})
             try:
@@ -130,6 +137,27 @@ class OpenAICompatModel:
             raise ModelError(
                 f"{self._url} answered {status}: {text[:300]}", retryable=status in RETRYABLE_STATUSES, status=status
             )
+
+    async def _served_name(self) -> str:
+        """The model to ask for: the one named, or for ``auto`` the first the server lists, asked once.
+
+        Raises:
+            ModelError: the server cannot be reached, or does not list a model to choose.
+        """
+        if self.name != SERVED:
+            return self.name
+        advice = "set SEXTANT_LOCAL_MODEL to the name of the model the server serves"
+        try:
+            response = await self._client.get(self._models_url)
+        except httpx.TransportError as error:
+            raise ModelError(f"cannot reach the model at {self._models_url}: {error!r}", retryable=True) from error
+        listed = _json(response.text).get("data") if response.is_success else None
+        ids = [m["id"] for m in listed if isinstance(m, dict) and isinstance(m.get("id"), str)] if listed else []
+        if not ids:
+            status = response.status_code
+            raise ModelError(f"{self._models_url} answered {status} without a model to choose: {advice}", status=status)
+        self.name = ids[0]
+        return self.name
 
 
 def _json(text: str) -> dict[str, Any]:

@@ -111,11 +111,19 @@ async def test_complete_json_over_http(model: OpenAICompatModel) -> None:
     assert usage.input_tokens > 0
 
 
+async def test_auto_asks_for_the_model_the_server_lists(server_url: str, smollm2: Path) -> None:
+    model = OpenAICompatModel.from_settings(ModelSettings(local_url=server_url, _env_file=None))
+    assert model.name == "auto"
+    reply, _ = await model.complete_json("Answer in JSON.", "Is water wet?", {"type": "object"})
+    await model.aclose()
+    assert isinstance(reply, dict) and model.name == str(smollm2)
+
+
 def _scripted(*replies: httpx.Response, seen: list[dict[str, Any]]) -> httpx.AsyncClient:
     queue = list(replies)
 
     def answer(request: httpx.Request) -> httpx.Response:
-        seen.append(json.loads(request.content))
+        seen.append(json.loads(request.content) if request.content else {"GET": request.url.path})
         return queue.pop(0)
 
     return httpx.AsyncClient(transport=httpx.MockTransport(answer))
@@ -135,6 +143,21 @@ async def test_a_refused_json_schema_is_asked_again_as_json_object_and_remembere
     assert (await model.complete_json("s", "p", schema))[0] == {"ok": False}
     assert [body["response_format"]["type"] for body in seen] == ["json_schema", "json_object", "json_object"]
     assert seen[1]["response_format"]["schema"]["properties"]["ok"] == {"type": "boolean"}
+
+
+async def test_auto_asks_the_server_once_and_a_server_that_lists_none_is_a_clear_error() -> None:
+    seen: list[dict[str, Any]] = []
+    listing = httpx.Response(200, json={"object": "list", "data": [{"id": "qwen2.5:1.5b"}, {"id": "other"}]})
+    model = OpenAICompatModel(
+        "http://models.test/v1", "auto", client=_scripted(listing, _reply("{}"), _reply("{}"), seen=seen)
+    )
+    await model.complete_json("s", "p", {"type": "object"})
+    await model.complete_json("s", "p", {"type": "object"})
+    assert seen[0] == {"GET": "/v1/models"} and [body["model"] for body in seen[1:]] == ["qwen2.5:1.5b"] * 2
+
+    model = OpenAICompatModel("http://models.test/v1", "auto", client=_scripted(httpx.Response(404), seen=[]))
+    with pytest.raises(ModelError, match="answered 404 without a model to choose: set SEXTANT_LOCAL_MODEL"):
+        await model.complete_json("s", "p", {"type": "object"})
 
 
 async def test_a_server_s_quotes_keep_the_long_limit() -> None:
