@@ -41,8 +41,8 @@ class ModelSettings(SharedSettings):
         default="auto",
         description="Local GGUF model that writes the answers: auto (qwen2.5-coder-1.5b-instruct with at least 8 GiB "
         "of memory, 2 threads and its file fetched, else qwen2.5-coder-0.5b-instruct; learning/agent.md, run 12), a "
-        "name known to sextant-models, or a path to a .gguf file. With SEXTANT_LOCAL_URL it is the model name the server "
-        "is asked for, and auto takes the first model the server lists.",
+        "name known to sextant-models, or a path to a .gguf file. With SEXTANT_LOCAL_URL it is the model name the "
+        "server is asked for, and auto takes the first model the server lists.",
     )
     answer_check: str = Field(
         default="auto",
