@@ -54,8 +54,12 @@ class KnowledgeBaseError(Exception):
 
 def document_id_for(path: Path) -> str:
     """The id a file gets when ingested: its name without the suffix, made URI-safe."""
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", path.stem).strip("-.") or "document"
-    return stem[:128]
+    return uri_safe_id(path.stem)
+
+
+def uri_safe_id(text: str) -> str:
+    """``text`` as a document id: runs of other characters become one '-', and at most 128 are kept."""
+    return (re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "document")[:128]
 
 
 def validate_document_id(doc_id: str) -> str:

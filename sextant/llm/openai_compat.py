@@ -46,8 +46,9 @@ class OpenAICompatModel:
         self, base_url: str, model: str, *, max_output_tokens: int = 1024, client: httpx.AsyncClient | None = None
     ) -> None:
         self.name = model
-        self._url = base_url.rstrip("/") + "/chat/completions"
-        self._models_url = base_url.rstrip("/") + "/models"
+        base = base_url.rstrip("/")
+        self._url = base + "/chat/completions"
+        self._models_url = base + "/models"
         self._max_output_tokens = max_output_tokens
         # Generation on a CPU can take minutes; connecting should not.
         self._client = client or httpx.AsyncClient(timeout=httpx.Timeout(600.0, connect=10.0))

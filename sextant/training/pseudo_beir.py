@@ -16,21 +16,19 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from sextant.kb.chunking import ChunkingConfig, Tokenizer, chunk_document
 from sextant.kb.documents import LoadError
+from sextant.kb.knowledge_base import uri_safe_id
 from sextant.kb.loaders import load_file, supported_files
 from sextant.training import adapt
 from sextant.training.cli import exits_on, parse_offline, say
 from sextant.training.pairs import write_qrels
 
 PROG = "sextant-train-reranker pseudo"
-# A BEIR id becomes a document id in the trainer's store, which takes letters, digits, '.', '_' and '-'.
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def chunk_folder(folder: Path, tokenizer: Tokenizer, config: ChunkingConfig) -> tuple[list[adapt.ChunkText], int]:
@@ -45,7 +43,9 @@ def chunk_folder(folder: Path, tokenizer: Tokenizer, config: ChunkingConfig) -> 
             say(f"  skipped {relative}: {exc}")
             failed += 1
             continue
-        doc_id = _UNSAFE.sub("-", relative).strip("-.")
+        # The whole relative path, not the name alone: faq/index.md and tutorial/index.md are two documents, and
+        # a BEIR id becomes a document id in the trainer's store.
+        doc_id = uri_safe_id(relative)
         for chunk in chunk_document(doc, tokenizer, config):
             chunks.append(adapt.ChunkText(f"{doc_id}-{chunk.index}", doc_id, doc.title, chunk.section, chunk.text))
     return chunks, failed
