@@ -89,6 +89,25 @@ class CitationSummary(BaseModel):
     )
 
 
+class WrittenQuote(BaseModel):
+    """A quote as the model wrote it, before the backend looked for it."""
+
+    label: int = Field(description="The passage the model said the words are from.")
+    quote: str
+
+
+class RemovedStatement(BaseModel):
+    """A statement the checks took out of the answer, as the model wrote it, so a client or an evaluation can
+    see what was claimed and why it went."""
+
+    text: str
+    quotes: list[WrittenQuote] = Field(default_factory=list)
+    check: Literal["quote", "answer"] = Field(
+        description="'quote': none of its quotes was found in a passage shown; 'answer': its quotes were found, "
+        "and the answer check judged that their sentences do not answer the question."
+    )
+
+
 class Verification(BaseModel):
     checked: bool
     statements: int = 0
@@ -102,6 +121,9 @@ class Verification(BaseModel):
     not_answering: list[str] = Field(
         default_factory=list,
         description="Statements the answer check removed: their quotes stand in the passages but do not answer.",
+    )
+    removed: list[RemovedStatement] = Field(
+        default_factory=list, description="Every statement either check removed, with the quotes the model wrote."
     )
 
 

@@ -23,6 +23,7 @@ from sextant.agent.events import (
     AnswerStatement,
     CitationEvent,
     CitationSummary,
+    RemovedStatement,
     SourcesEvent,
     StatementEvent,
     TokenEvent,
@@ -30,6 +31,7 @@ from sextant.agent.events import (
     ToolResultEvent,
     UsageInfo,
     Verification,
+    WrittenQuote,
 )
 from sextant.agent.excerpts import excerpt_answer, excerpt_statements
 from sextant.agent.grounding import QuoteMatch, Unsupported, check_statement, render
@@ -110,6 +112,7 @@ class _Run:
     quotes_found: int = 0
     not_answering: list[str] = field(default_factory=list)  # kept by the quote check, dropped by the answer check
     answer_checks: int = 0
+    removed: list[RemovedStatement] = field(default_factory=list)
 
     def shown_passages(self) -> list[Passage]:
         return self.book.knowledge_base(self.shown)
@@ -255,10 +258,12 @@ class AgentLoop:
         if checked.statement is None:
             if not checked.abstains:
                 run.unsourced.append(statement.text)
+                run.removed.append(_removed(statement, "quote"))
             return []
         kept = checked.statement
         if kept.supported and not await self._answers(run, kept):
             run.not_answering.append(kept.text)
+            run.removed.append(_removed(statement, "answer"))
             return []
         events: list[AgentEvent] = [
             TokenEvent(text=render(kept, first=not run.statements)),
@@ -298,7 +303,7 @@ class AgentLoop:
                 self.budget.add(extra.cost_usd)
         final = check(answer_text, run.shown)
         verification = verification.model_copy(
-            update={"answer_checks": run.answer_checks, "not_answering": run.not_answering}
+            update={"answer_checks": run.answer_checks, "not_answering": run.not_answering, "removed": run.removed}
         )
         yield AnswerEvent(
             text=final.text,
@@ -448,6 +453,11 @@ def _summary(structured: dict[str, Any]) -> str:
     if "documents" in structured:
         return f"{len(structured['documents'])} documents"
     return ", ".join(f"{k}={v}" for k, v in list(structured.items())[:4])[:300]
+
+
+def _removed(statement: Statement, check: Literal["quote", "answer"]) -> RemovedStatement:
+    quotes = [WrittenQuote(label=q.label, quote=q.text) for q in statement.quotes]
+    return RemovedStatement(text=statement.text, quotes=quotes, check=check)
 
 
 def _quote_note(run: _Run) -> str:

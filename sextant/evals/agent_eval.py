@@ -145,11 +145,9 @@ def judge_rows(runs: Sequence[AgentRun]) -> list[dict[str, Any]]:
             "answerable": run.question.answerable,
             "mode": run.answer.mode if run.answer else "none",
             "statements": [s.model_dump() for s in run.answer.statements] if run.answer else [],
-            # What the checks removed, so that an abstention can be traced to the quote check or the answer check.
-            "removed": {
-                "no_quote_found": run.answer.citations.unsourced if run.answer else [],
-                "not_answering": run.answer.verification.not_answering if run.answer else [],
-            },
+            # What the checks removed, with the quotes the model wrote, so that an abstention can be traced to the
+            # quote check or the answer check and a variant of either replayed without the model.
+            "removed": [r.model_dump() for r in run.answer.verification.removed] if run.answer else [],
         }
         for run in runs
     ]

@@ -116,6 +116,9 @@ async def test_search_then_a_grounded_answer_keeps_only_labels_whose_quotes_stan
         assert answer.text == "Brew at 93 °C [1]."
         assert answer.statements == [statements[0].statement]
         assert answer.citations.unsourced == ["Use a cold cup."]
+        assert [(r.text, r.check, [q.label for q in r.quotes]) for r in answer.verification.removed] == [
+            ("Use a cold cup.", "quote", [1])
+        ]
         assert answer.usage.input_tokens == 550 and answer.turns == 3
         assert not answer.verification.checked and "1 of 3 quotes found" in answer.verification.note
 
@@ -414,6 +417,13 @@ async def test_a_found_quote_that_does_not_answer_the_question_goes_and_the_answ
         assert answer.text == NOT_ANSWERED and answer.statements == []
         assert not any(isinstance(e, StatementEvent) for e in events)  # nothing was shown, then taken back
         assert (answer.verification.answer_checks, answer.verification.not_answering) == (1, ["Brew at 93 degrees."])
+        [removed] = answer.verification.removed
+        assert (removed.text, removed.check, removed.quotes[0].label, removed.quotes[0].quote) == (
+            "Brew at 93 degrees.",
+            "answer",
+            1,
+            BREW,
+        )
         assert "1 of 1 statements removed because their sentences do not answer" in answer.verification.note
         assert f"Text: From Espresso guide, Espresso: {BREW}\n\nQuestion: Which coffee beans" in checker.questions[0]
 

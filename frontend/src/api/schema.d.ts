@@ -833,6 +833,23 @@ export interface components {
             verification: components["schemas"]["Verification"];
         };
         /**
+         * RemovedStatement
+         * @description A statement the checks took out of the answer, as the model wrote it, so a client or an evaluation can
+         *     see what was claimed and why it went.
+         */
+        RemovedStatement: {
+            /**
+             * Check
+             * @description 'quote': none of its quotes was found in a passage shown; 'answer': its quotes were found, and the answer check judged that their sentences do not answer the question.
+             * @enum {string}
+             */
+            check: "quote" | "answer";
+            /** Quotes */
+            quotes?: components["schemas"]["WrittenQuote"][];
+            /** Text */
+            text: string;
+        };
+        /**
          * SourcesEvent
          * @description The complete list of passages so far; each frame replaces the previous one.
          */
@@ -1047,6 +1064,11 @@ export interface components {
              */
             note: string;
             /**
+             * Removed
+             * @description Every statement either check removed, with the quotes the model wrote.
+             */
+            removed?: components["schemas"]["RemovedStatement"][];
+            /**
              * Statements
              * @default 0
              */
@@ -1113,6 +1135,19 @@ export interface components {
              * @description Most questions the workspace may ask (SEXTANT_WORKSPACE_QUESTIONS).
              */
             questions: number;
+        };
+        /**
+         * WrittenQuote
+         * @description A quote as the model wrote it, before the backend looked for it.
+         */
+        WrittenQuote: {
+            /**
+             * Label
+             * @description The passage the model said the words are from.
+             */
+            label: number;
+            /** Quote */
+            quote: string;
         };
     };
     responses: never;
