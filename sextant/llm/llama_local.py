@@ -27,7 +27,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from llama_cpp import Llama
 
 from sextant.llm.chat import ChatEvent, ChatRequest, ModelError, Usage
-from sextant.llm.llama_greedy import GreedyLlama
+from sextant.llm.llama_prefix import SteadyLlama
 from sextant.llm.model_files import resolve, verify
 from sextant.llm.openai_messages import (
     TurnAssembler,
@@ -158,12 +158,13 @@ class LlamaModel:
 
 
 def load_gguf(
-    model: str, models_dir: Path, threads: int, context: int = CONTEXT_TOKENS, runtime: type[Llama] = GreedyLlama
+    model: str, models_dir: Path, threads: int, context: int = CONTEXT_TOKENS, runtime: type[Llama] = SteadyLlama
 ) -> tuple[Llama, str]:
     """A known model name or a .gguf path, resolved, its sha256 verified when it is known, loaded; and its name.
 
-    ``runtime`` is ``GreedyLlama``, whose greedy sampling asks the grammar about one token where it can;
-    ``bench/greedy_grammar.py`` loads the library's ``Llama`` beside it for reference.
+    ``runtime`` is ``SteadyLlama``: greedy sampling that asks the grammar about one token where it can
+    (``GreedyLlama``), and a reply that depends on the prompt alone, not on the prompts before it;
+    ``bench/greedy_grammar.py`` loads the library's ``Llama`` beside ``GreedyLlama`` for reference.
 
     Raises:
         ModelFileError: the file is missing (the message names the ``sextant-models fetch`` command) or does
