@@ -107,12 +107,20 @@ class _Run:
     empty_kb: bool = False  # a search found the knowledge base holding no documents at all
     ready: bool = False  # a tool-calling model stopped searching
     statements: list[AnswerStatement] = field(default_factory=list)
-    unsourced: list[str] = field(default_factory=list)
     quotes: int = 0
     quotes_found: int = 0
-    not_answering: list[str] = field(default_factory=list)  # kept by the quote check, dropped by the answer check
     answer_checks: int = 0
-    removed: list[RemovedStatement] = field(default_factory=list)
+    removed: list[RemovedStatement] = field(default_factory=list)  # by either check, as the model wrote them
+
+    @property
+    def unsourced(self) -> list[str]:
+        """Statements dropped because no quote was found in a passage shown."""
+        return [r.text for r in self.removed if r.check == "quote"]
+
+    @property
+    def not_answering(self) -> list[str]:
+        """Statements kept by the quote check and dropped by the answer check."""
+        return [r.text for r in self.removed if r.check == "answer"]
 
     def shown_passages(self) -> list[Passage]:
         return self.book.knowledge_base(self.shown)
@@ -257,12 +265,10 @@ class AgentLoop:
         run.quotes_found += checked.found
         if checked.statement is None:
             if not checked.abstains:
-                run.unsourced.append(statement.text)
                 run.removed.append(_removed(statement, "quote"))
             return []
         kept = checked.statement
         if kept.supported and not await self._answers(run, kept):
-            run.not_answering.append(kept.text)
             run.removed.append(_removed(statement, "answer"))
             return []
         events: list[AgentEvent] = [

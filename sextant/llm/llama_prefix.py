@@ -3,7 +3,7 @@
 llama-cpp-python reuses the longest prefix a prompt shares with the one before and reads only the rest.
 Where that split falls changes the floating-point sums, and greedy decoding follows the difference: the 0.5B
 writer, given one grounded prompt twice in a row, wrote 66 tokens the first time and 364 the second
-(learning/agent.md, run 13). So the split is fixed. The system turn, which every grounded prompt shares, is
+(learning/agent.md, run 14). So the split is fixed. The system turn, which every grounded prompt shares, is
 always read as a batch of its own, from an empty cache, and kept; everything after it is read again for each
 prompt. A prompt whose template has no ``<|im_end|>`` is read whole each time.
 """

@@ -4,16 +4,25 @@ server speaking Gemini's protocol. The agent's tests use the same fixtures (``te
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
+
+# llama_local first: it sets how llama.cpp's threads wait before any test module imports llama_cpp.
+from sextant.llm.llama_local import CONTEXT_TOKENS  # isort: skip
 
 from sextant.llm.chat import ToolSpec
 from sextant.llm.model_files import KNOWN_MODELS, fetch, is_verified
 from sextant.llm.settings import ModelSettings
 from tests.llm.gemini_protocol_server import GeminiProtocolServer
 
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+
 TEST_MODEL = "smollm2-135m-instruct"
+Runtime = TypeVar("Runtime", bound="Llama")
 
 
 @pytest.fixture
@@ -38,6 +47,16 @@ def smollm2(models_dir: Path) -> Path:
     if path.is_file() and is_verified(path, spec.sha256):
         return path
     return fetch(spec, models_dir)
+
+
+@contextmanager
+def loaded(runtime: type[Runtime], path: Path) -> Iterator[Runtime]:
+    """The model file ``path`` in ``runtime``, as the tests run llama.cpp: one thread, the product's context."""
+    llama = runtime(model_path=str(path), n_ctx=CONTEXT_TOKENS, n_threads=1, verbose=False)
+    try:
+        yield llama
+    finally:
+        llama.close()
 
 
 # kb_search's input schema exactly as sextant-kb publishes it (the agent side never imports sextant.kb).

@@ -6,16 +6,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import llama_cpp
 import numpy as np
 import pytest
-
-# llama_local first: it sets how llama.cpp's threads wait before llama_cpp is imported.
-from sextant.llm.llama_local import CONTEXT_TOKENS  # isort: skip
-
-import llama_cpp
 from llama_cpp import Llama, LlamaGrammar
 
 from sextant.llm.llama_greedy import GreedyGrammarSampler, GreedyLlama
+from tests.llm.conftest import loaded
 
 STATEMENTS = {
     "type": "object",
@@ -59,13 +56,8 @@ QUESTIONS = ("How often is the espresso machine descaled?", "How wet is sourdoug
 
 @pytest.fixture(scope="module")
 def runtimes(smollm2: Path) -> Iterator[dict[str, Llama]]:
-    loaded = {
-        name: runtime(model_path=str(smollm2), n_ctx=CONTEXT_TOKENS, n_threads=1, verbose=False)
-        for name, runtime in (("chain", Llama), ("greedy", GreedyLlama))
-    }
-    yield loaded
-    for llama in loaded.values():
-        llama.close()
+    with loaded(Llama, smollm2) as chain, loaded(GreedyLlama, smollm2) as greedy:
+        yield {"chain": chain, "greedy": greedy}
 
 
 def reply(llama: Llama, question: str, schema: dict[str, Any] | None, **options: Any) -> str:

@@ -8,10 +8,8 @@ from typing import Any
 
 import pytest
 
-# llama_local first: it sets how llama.cpp's threads wait before llama_cpp is imported.
-from sextant.llm.llama_local import CONTEXT_TOKENS  # isort: skip
-
 from sextant.llm.llama_prefix import SteadyLlama
+from tests.llm.conftest import loaded
 
 SYSTEM = "Answer from the passages in one sentence."
 PASSAGES = (
@@ -22,9 +20,8 @@ PASSAGES = (
 
 @pytest.fixture(scope="module")
 def steady(smollm2: Path) -> Iterator[SteadyLlama]:
-    llama = SteadyLlama(model_path=str(smollm2), n_ctx=CONTEXT_TOKENS, n_threads=1, verbose=False)
-    yield llama
-    llama.close()
+    with loaded(SteadyLlama, smollm2) as llama:
+        yield llama
 
 
 def completion(llama: SteadyLlama, user: str) -> Any:
@@ -71,7 +68,7 @@ def test_the_system_turn_is_read_once_as_a_batch_of_its_own_and_the_rest_whole_e
     assert batches[0] == other["usage"]["prompt_tokens"] - system_turn
 
 
-def test_a_prompt_without_a_system_turn_is_read_whole(steady: SteadyLlama) -> None:
+def test_nothing_is_kept_without_an_end_of_turn_with_something_after_it(steady: SteadyLlama) -> None:
     with_turns = steady.tokenize(b"<|im_start|>system\nhi<|im_end|>\n<|im_start|>user\nyo<|im_end|>\n", special=True)
     end = steady._system_turn(with_turns)
     assert with_turns[end - 1] == steady._end_of_turn and steady.detokenize(with_turns[:end]).endswith(b"hi")

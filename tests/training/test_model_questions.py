@@ -7,14 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-# llama_local first: it sets how llama.cpp's threads wait before llama_cpp is imported.
-from sextant.llm.llama_local import CONTEXT_TOKENS  # isort: skip
-
 from llama_cpp import Llama
 
 from sextant.training.adapt import ChunkText
 from sextant.training.model_questions import _question, asking, model_questions, prompt
+from tests.llm.conftest import loaded
 
 CHUNKS = [
     ChunkText(f"c{i}", f"d{i}", title, "", text)
@@ -43,9 +40,8 @@ class Asked:
 
 @pytest.fixture(scope="module")
 def llama(smollm2: Path) -> Iterator[Llama]:
-    loaded = Llama(model_path=str(smollm2), n_ctx=CONTEXT_TOKENS, n_threads=1, verbose=False)
-    yield loaded
-    loaded.close()
+    with loaded(Llama, smollm2) as model:
+        yield model
 
 
 def test_each_chunk_asked_is_cached_and_a_rerun_asks_only_the_rest(llama: Llama, tmp_path: Path) -> None:
