@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sextant.llm.chat import ChatModel, YesNoModel
 from sextant.llm.settings import ModelSettings
 from sextant.llm.writer_choice import LARGE
+
+if TYPE_CHECKING:
+    from sextant.llm.llama_local import LlamaModel
 
 log = logging.getLogger(__name__)
 
@@ -25,10 +29,11 @@ class ModelChoice:
     checker: YesNoModel | None = None
 
     async def aclose(self) -> None:
-        if self.model is not None:
-            await self.model.aclose()
+        # The checker first: it may be reading with the model's weights.
         if self.checker is not None:
             await self.checker.aclose()
+        if self.model is not None:
+            await self.model.aclose()
 
 
 def build_model(settings: ModelSettings) -> ModelChoice:
@@ -59,7 +64,7 @@ def build_model(settings: ModelSettings) -> ModelChoice:
         from sextant.llm.llama_local import LlamaModel
 
         local = LlamaModel.from_settings(settings)
-        checker, checked = _checker(settings)
+        checker, checked = _checker(settings, local)
         return ModelChoice(local, "local", f"llama.cpp {local.name}; {checked}", checker)
     except ImportError as exc:
         detail = f"the {provider} model needs a package that is not installed ({exc.name}); see the README"
@@ -69,16 +74,20 @@ def build_model(settings: ModelSettings) -> ModelChoice:
     return ModelChoice(None, provider, detail)
 
 
-def _checker(settings: ModelSettings) -> tuple[YesNoModel | None, str]:
-    """The answer check's model and a note on it; a model that cannot load leaves answers unchecked, with a warning."""
+def _checker(settings: ModelSettings, writer: LlamaModel) -> tuple[YesNoModel | None, str]:
+    """The answer check's model and a note on it; a model that cannot load leaves answers unchecked, with a warning.
+
+    A checker of the writer's own file reads with the writer's loaded weights.
+    """
     if settings.answer_check == "off":
         return None, "answers not checked (SEXTANT_ANSWER_CHECK=off)"
     name = CHECKER if settings.answer_check == "auto" else settings.answer_check
     from sextant.llm.llama_yes_no import LlamaYesNo
 
     try:
-        checker = LlamaYesNo.load(name, settings.model_files_dir(), settings.threads)
+        checker = LlamaYesNo.load(name, settings.model_files_dir(), settings.threads, beside=writer.llama)
     except Exception as exc:  # a missing checker must not stop the server: answers are then unchecked
         log.warning("answers will not be checked against the question: %s", exc)
         return None, f"answers not checked ({exc})"
-    return checker, f"answers checked by {checker.name}"
+    shared = " (the writer's loaded weights)" if checker.shared else ""
+    return checker, f"answers checked by {checker.name}{shared}"

@@ -85,6 +85,11 @@ class LlamaModel:
         log.info("the local model is %s (%s)", name, chosen.reason)
         return cls(llama, name, settings.max_output_tokens)
 
+    @property
+    def llama(self) -> Llama:
+        """The loaded llama.cpp model: another reader of the same file shares its weights (the answer check)."""
+        return self._llama
+
     async def stream(self, request: ChatRequest) -> AsyncGenerator[ChatEvent, None]:
         """One turn; close the iterator (``aclose``) to stop generation at once."""
         tool = forced_tool(request)

@@ -6,6 +6,10 @@ the 59 sentences a 0.5B model had answered from, the unanswerable ones included;
 token told them apart (learning/agent.md, run 7). So the prompt is formatted with the model's own chat
 template, read once, and the next token's distribution is taken from llama.cpp's logits: no token is
 generated, and the prompt is all the cost.
+
+Where the checker's file is the writer's (the 1.5B model writes by default where the machine holds it), the
+check reads in a llama.cpp context of its own over the writer's loaded weights instead of loading the file a
+second time: the same verdicts, one copy of the weights (learning/agent.md, run 15).
 """
 
 from __future__ import annotations
@@ -19,11 +23,13 @@ from sextant.llm.llama_local import load_gguf  # isort: skip
 
 import llama_cpp
 import numpy as np
-from llama_cpp import Llama
+from llama_cpp import Llama, llama_context_params
+from llama_cpp._internals import LlamaBatch, LlamaContext
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 from llama_cpp.llama_types import ChatCompletionRequestMessage
 
 from sextant.llm.chat import ModelError
+from sextant.llm.model_files import resolve
 
 # A check reads a system line, a few sentences and the question: a few hundred tokens.
 CONTEXT_TOKENS = 2048
@@ -34,9 +40,18 @@ _NO = ("no", "No", " no", " No", "NO")
 class LlamaYesNo:
     """A GGUF chat model in this process that only answers yes-or-no questions, with a probability."""
 
-    def __init__(self, llama: Llama, name: str) -> None:
+    def __init__(self, llama: Llama, name: str, *, shared: bool = False) -> None:
+        """``llama`` is read in its own context, or, ``shared``, in a new context over its weights (left open)."""
         self.name = name
+        self.shared = shared  # reads with weights loaded by another model
         self._llama = llama
+        if shared:
+            params = llama_context_params.from_buffer_copy(llama.context_params)
+            params.n_ctx = CONTEXT_TOKENS
+            self._context = LlamaContext(model=llama._model, params=params, verbose=False)
+            self._batch = LlamaBatch(n_tokens=llama.n_batch, embd=0, n_seq_max=1, verbose=False)
+        else:
+            self._context, self._batch = llama._ctx, llama._batch
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise ModelError(f"{name} has no chat template: it cannot be asked a question")
@@ -49,14 +64,20 @@ class LlamaYesNo:
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama-yes-no")
 
     @classmethod
-    def load(cls, model: str, models_dir: Path, threads: int) -> LlamaYesNo:
+    def load(cls, model: str, models_dir: Path, threads: int, beside: Llama | None = None) -> LlamaYesNo:
         """Resolve a known model name or a .gguf path as ``SEXTANT_LOCAL_MODEL`` does, verify it, load it.
+
+        ``beside`` is a model already loaded in this process (the writer's); when it was loaded from the same
+        file, its weights are shared and nothing is loaded.
 
         Raises:
             ModelFileError: the file is missing (the message names the ``sextant-models fetch`` command) or
                 does not match its pinned hash.
             ModelError: llama.cpp could not load it, or it cannot answer yes or no.
         """
+        path, spec = resolve(model, models_dir)
+        if beside is not None and Path(beside.model_path).resolve() == path.resolve():
+            return cls(beside, spec.name if spec else path.stem, shared=True)
         return cls(*load_gguf(model, models_dir, threads, CONTEXT_TOKENS))
 
     async def yes_probability(self, system: str, question: str) -> float:
@@ -64,8 +85,13 @@ class LlamaYesNo:
         return await asyncio.get_running_loop().run_in_executor(self._worker, self._score, system, question)
 
     async def aclose(self) -> None:
+        """Stop the worker and free what this checker holds; shared weights stay with their owner."""
         await asyncio.get_running_loop().run_in_executor(None, self._worker.shutdown)
-        self._llama.close()
+        if self.shared:
+            self._batch.close()
+            self._context.close()
+        else:
+            self._llama.close()
 
     def _score(self, system: str, question: str) -> float:
         messages: list[ChatCompletionRequestMessage] = [
@@ -76,9 +102,12 @@ class LlamaYesNo:
         tokens = self._llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
         if len(tokens) >= CONTEXT_TOKENS:
             raise ModelError(f"{self.name}: a yes-or-no question of {len(tokens)} tokens is too long to ask")
-        self._llama.reset()
-        self._llama.eval(tokens)
-        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits(self._llama.ctx), shape=(self._llama.n_vocab(),))
+        self._context.kv_cache_clear()
+        size = self._llama.n_batch
+        for start in range(0, len(tokens), size):
+            self._batch.set_batch(tokens[start : start + size], n_past=start, logits_all=False)
+            self._context.decode(self._batch)
+        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits(self._context.ctx), shape=(self._llama.n_vocab(),))
         weights = np.exp(logits.astype(np.float64) - float(logits.max()))
         yes, no = float(weights[list(self._yes)].sum()), float(weights[list(self._no)].sum())
         return yes / (yes + no) if yes + no > 0 else 0.5

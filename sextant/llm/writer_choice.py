@@ -2,9 +2,10 @@
 
 On all 121 golden questions, both checked by the same answer check, the 1.5B model's answers stood on the
 labelled sentence 71 times in 105 against the 0.5B model's 62, and on a wrong one 9 times against 17, at 1.7-1.9x
-the seconds per answer and about 1.4 GB more memory (learning/agent.md, run 12). Better answers are worth the
-wait where the machine can hold the larger model beside the knowledge base and read a prompt on two threads;
-elsewhere the 0.5B model answers.
+the seconds per answer (learning/agent.md, run 12). Better answers are worth the wait where a prompt is read on
+two threads. Memory decides only where the answer check does not load the 1.5B model anyway: since the check
+reads with the writer's weights, the 1.5B model writing and checking takes less memory than the 0.5B model
+writing beside it (2.12 against 2.54 GB proportional, run 15).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from sextant.llm.settings import ModelSettings
 
 SMALL = "qwen2.5-coder-0.5b-instruct"
 LARGE = "qwen2.5-coder-1.5b-instruct"
-# The agent's process peaked at 4.7 GB with the 1.5B model writing and checking; the knowledge base, the
-# browser and the system need the rest.
+# Where the 1.5B model would be loaded for writing alone (the answer check off, or another model): it takes
+# about 1.4 GB more than the 0.5B model, and the knowledge base, the browser and the system need the rest.
 LARGE_NEEDS_MEMORY = 8 * 2**30
 # One thread made the 1.5B model's answer 1.43x slower again: 26 s against the 0.5B model's 14.5 s on a slow box.
 LARGE_NEEDS_THREADS = 2
@@ -32,16 +33,26 @@ class WriterChoice:
     reason: str
 
 
-def writer(settings: ModelSettings) -> WriterChoice:
-    """The model ``settings`` name, ``auto`` resolved on this machine."""
-    return choose_writer(settings.local_model, settings.threads, machine_memory(), settings.model_files_dir())
+def writer(settings: ModelSettings, *, alone: bool = False) -> WriterChoice:
+    """The model ``settings`` name, ``auto`` resolved on this machine; ``alone``: no answer check beside it."""
+    checked_by_large = not alone and settings.answer_check in ("auto", LARGE)
+    return choose_writer(
+        settings.local_model,
+        settings.threads,
+        machine_memory(),
+        settings.model_files_dir(),
+        checked_by_large=checked_by_large,
+    )
 
 
-def choose_writer(setting: str, threads: int, memory: int | None, models_dir: Path) -> WriterChoice:
-    """``setting`` itself unless it is ``auto``; then the 1.5B model where memory, threads and its file allow."""
+def choose_writer(
+    setting: str, threads: int, memory: int | None, models_dir: Path, *, checked_by_large: bool
+) -> WriterChoice:
+    """``setting`` itself unless it is ``auto``; then the 1.5B model where threads and its file allow, and memory
+    too unless ``checked_by_large`` (the answer check loads the 1.5B model anyway)."""
     if setting != "auto":
         return WriterChoice(setting, "SEXTANT_LOCAL_MODEL")
-    if memory is not None and memory < LARGE_NEEDS_MEMORY:
+    if not checked_by_large and memory is not None and memory < LARGE_NEEDS_MEMORY:
         return WriterChoice(SMALL, f"auto: {memory / 2**30:.1f} GiB of memory, under {LARGE_NEEDS_MEMORY // 2**30}")
     if threads < LARGE_NEEDS_THREADS:
         return WriterChoice(SMALL, f"auto: SEXTANT_THREADS={threads}, under {LARGE_NEEDS_THREADS}")
@@ -49,6 +60,8 @@ def choose_writer(setting: str, threads: int, memory: int | None, models_dir: Pa
         resolve(LARGE, models_dir)
     except ModelFileError:
         return WriterChoice(SMALL, f"auto: {LARGE} is not fetched (sextant-models fetch {LARGE})")
+    if checked_by_large:
+        return WriterChoice(LARGE, f"auto: {threads} threads, and the answer check loads it anyway")
     return WriterChoice(LARGE, f"auto: {threads} threads and {'?' if memory is None else round(memory / 2**30)} GiB")
 
 

@@ -61,7 +61,8 @@ def test_the_local_model_is_checked_by_the_named_checker(smollm2: Path) -> None:
         _settings(models_dir=smollm2.parent, local_model=TEST_MODEL, answer_check=TEST_MODEL, threads=1)
     )
     assert choice.model is not None and choice.checker is not None
-    assert choice.detail == f"llama.cpp {TEST_MODEL}; answers checked by {TEST_MODEL}"
+    # The checker's file is the writer's: it reads with the weights already loaded.
+    assert choice.detail == f"llama.cpp {TEST_MODEL}; answers checked by {TEST_MODEL} (the writer's loaded weights)"
     asyncio.run(choice.aclose())
 
 
