@@ -20,7 +20,8 @@ from sextant.llm.settings import ModelSettings
 SMALL = "qwen2.5-coder-0.5b-instruct"
 LARGE = "qwen2.5-coder-1.5b-instruct"
 # Where the 1.5B model would be loaded for writing alone (the answer check off, or another model): it takes
-# about 1.4 GB more than the 0.5B model, and the knowledge base, the browser and the system need the rest.
+# 3.0 GB at its peak against the 0.5B model's 1.7 GB (learning/agent.md, run 3), and the knowledge base, the
+# browser and the system need the rest.
 LARGE_NEEDS_MEMORY = 8 * 2**30
 # One thread made the 1.5B model's answer 1.43x slower again: 26 s against the 0.5B model's 14.5 s on a slow box.
 LARGE_NEEDS_THREADS = 2
