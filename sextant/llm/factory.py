@@ -63,8 +63,9 @@ def build_model(settings: ModelSettings) -> ModelChoice:
             return ModelChoice(OpenAICompatModel.from_settings(settings), "openai", f"endpoint {settings.local_url}")
         from sextant.llm.llama_local import LlamaModel
 
-        local = LlamaModel.from_settings(settings)
-        checker, checked = _checker(settings, local)
+        checks = checker_model(settings)
+        local = LlamaModel.from_settings(settings, checker=checks)
+        checker, checked = _checker(settings, checks, local)
         return ModelChoice(local, "local", f"llama.cpp {local.name}; {checked}", checker)
     except ImportError as exc:
         detail = f"the {provider} model needs a package that is not installed ({exc.name}); see the README"
@@ -74,14 +75,21 @@ def build_model(settings: ModelSettings) -> ModelChoice:
     return ModelChoice(None, provider, detail)
 
 
-def _checker(settings: ModelSettings, writer: LlamaModel) -> tuple[YesNoModel | None, str]:
-    """The answer check's model and a note on it; a model that cannot load leaves answers unchecked, with a warning.
+def checker_model(settings: ModelSettings) -> str | None:
+    """The model the answer check loads beside the local model (a name or a .gguf path); None when it is off."""
+    if settings.answer_check == "off":
+        return None
+    return CHECKER if settings.answer_check == "auto" else settings.answer_check
+
+
+def _checker(settings: ModelSettings, name: str | None, writer: LlamaModel) -> tuple[YesNoModel | None, str]:
+    """The answer check's model ``name`` and a note on it; a model that cannot load leaves answers unchecked, with a
+    warning.
 
     A checker of the writer's own file reads with the writer's loaded weights.
     """
-    if settings.answer_check == "off":
+    if name is None:
         return None, "answers not checked (SEXTANT_ANSWER_CHECK=off)"
-    name = CHECKER if settings.answer_check == "auto" else settings.answer_check
     from sextant.llm.llama_yes_no import LlamaYesNo
 
     try:

@@ -28,7 +28,7 @@ from llama_cpp import Llama
 
 from sextant.llm.chat import ChatEvent, ChatRequest, ModelError, Usage
 from sextant.llm.llama_prefix import SteadyLlama
-from sextant.llm.model_files import resolve, verify
+from sextant.llm.model_files import model_name, resolve, verify
 from sextant.llm.openai_messages import (
     TurnAssembler,
     call_without_arguments,
@@ -72,15 +72,16 @@ class LlamaModel:
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
 
     @classmethod
-    def from_settings(cls, settings: ModelSettings) -> LlamaModel:
-        """Resolve ``SEXTANT_LOCAL_MODEL``, verify a known model's sha256, and load it.
+    def from_settings(cls, settings: ModelSettings, *, checker: str | None = None) -> LlamaModel:
+        """Resolve ``SEXTANT_LOCAL_MODEL``, verify a known model's sha256, and load it; ``checker`` is the model the
+        answer check will load beside it, if any (``auto`` takes it into account).
 
         Raises:
             ModelFileError: the file is missing (the message names the ``sextant-models fetch`` command) or
                 does not match its pinned hash.
             ModelError: llama.cpp could not load the file.
         """
-        chosen = writer(settings)
+        chosen = writer(settings, checker)
         llama, name = load_gguf(chosen.model, settings.model_files_dir(), settings.threads)
         log.info("the local model is %s (%s)", name, chosen.reason)
         return cls(llama, name, settings.max_output_tokens)
@@ -187,7 +188,7 @@ def load_gguf(
         )
     except ValueError as error:
         raise ModelError(f"llama.cpp could not load {path}: {error}") from error
-    return llama, spec.name if spec else path.stem
+    return llama, model_name(path, spec)
 
 
 async def _settled(job: asyncio.Future[Any]) -> None:

@@ -29,7 +29,7 @@ from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 from llama_cpp.llama_types import ChatCompletionRequestMessage
 
 from sextant.llm.chat import ModelError
-from sextant.llm.model_files import resolve
+from sextant.llm.model_files import model_name, resolve
 
 # A check reads a system line, a few sentences and the question: a few hundred tokens.
 CONTEXT_TOKENS = 2048
@@ -77,7 +77,7 @@ class LlamaYesNo:
         """
         path, spec = resolve(model, models_dir)
         if beside is not None and Path(beside.model_path).resolve() == path.resolve():
-            return cls(beside, spec.name if spec else path.stem, shared=True)
+            return cls(beside, model_name(path, spec), shared=True)
         return cls(*load_gguf(model, models_dir, threads, CONTEXT_TOKENS))
 
     async def yes_probability(self, system: str, question: str) -> float:

@@ -242,6 +242,11 @@ def resolve(name_or_path: str, models_dir: Path) -> tuple[Path, ModelSpec | None
     return path, None
 
 
+def model_name(path: Path, spec: ModelSpec | None) -> str:
+    """What a resolved model is called: its registry name, else its file's name without the suffix."""
+    return spec.name if spec is not None else path.stem
+
+
 def _prepare(models_dir: Path) -> Path:
     models_dir.mkdir(parents=True, exist_ok=True)
     # The default folder lies inside the checkout: keep half-gigabyte files out of git without editing its ignores.

@@ -34,15 +34,14 @@ class WriterChoice:
     reason: str
 
 
-def writer(settings: ModelSettings, *, alone: bool = False) -> WriterChoice:
-    """The model ``settings`` name, ``auto`` resolved on this machine; ``alone``: no answer check beside it."""
-    checked_by_large = not alone and settings.answer_check in ("auto", LARGE)
+def writer(settings: ModelSettings, checker: str | None = None) -> WriterChoice:
+    """The model ``settings`` name, ``auto`` resolved on this machine; ``checker``: the answer check's model, if any."""
     return choose_writer(
         settings.local_model,
         settings.threads,
         machine_memory(),
         settings.model_files_dir(),
-        checked_by_large=checked_by_large,
+        checked_by_large=checker == LARGE,
     )
 
 

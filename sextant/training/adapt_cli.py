@@ -106,7 +106,7 @@ def model_written(chunks: list[adapt.ChunkText], ns: argparse.Namespace) -> list
 
     settings = ModelSettings()
     with exits_on(PROG, ModelFileError, ModelError):
-        llama, name = load_gguf(writer(settings, alone=True).model, settings.model_files_dir(), ns.threads)
+        llama, name = load_gguf(writer(settings).model, settings.model_files_dir(), ns.threads)
     cache = ns.out / "model-questions.jsonl"
     say(f"asking {name} for questions about {ns.model_questions} chunks (cached in {cache})")
     started = time.perf_counter()

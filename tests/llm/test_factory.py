@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sextant.llm.factory import CHECKER, build_model
+from sextant.llm.factory import CHECKER, build_model, checker_model
 from sextant.llm.gemini import GeminiModel
 from sextant.llm.openai_compat import OpenAICompatModel
 from sextant.llm.settings import ModelSettings
@@ -81,3 +81,10 @@ def test_off_asks_no_checker(smollm2: Path) -> None:
     choice = build_model(_settings(models_dir=smollm2.parent, local_model=TEST_MODEL, answer_check="off", threads=1))
     assert choice.checker is None and choice.detail.endswith("answers not checked (SEXTANT_ANSWER_CHECK=off)")
     asyncio.run(choice.aclose())
+
+
+def test_the_checker_model_is_the_larger_one_by_default_a_named_one_or_none() -> None:
+    # The writer's choice (writer_choice.writer) is told this name, so that auto knows what the check loads.
+    assert checker_model(_settings()) == CHECKER
+    assert checker_model(_settings(answer_check=TEST_MODEL)) == TEST_MODEL
+    assert checker_model(_settings(answer_check="off")) is None

@@ -77,12 +77,7 @@ def test_the_writer_alone_or_beside_another_checker_is_held_to_the_memory_rule(
     fetched: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(writer_choice, "machine_memory", lambda: 4 * GIB)
-
-    def chosen(answer_check: str, *, alone: bool = False) -> str:
-        settings = ModelSettings(models_dir=fetched, threads=2, answer_check=answer_check, _env_file=None)
-        return writer(settings, alone=alone).model
-
-    assert chosen("auto") == LARGE  # the agent: its check loads the 1.5B model
-    assert chosen("auto", alone=True) == SMALL  # sextant-adapt's questions: no check beside the writer
-    assert chosen("off") == SMALL
-    assert chosen(SMALL) == SMALL
+    settings = ModelSettings(models_dir=fetched, threads=2, _env_file=None)
+    assert writer(settings, LARGE).model == LARGE  # the agent: its check loads the 1.5B model
+    assert writer(settings).model == SMALL  # sextant-adapt's questions, or the check off: the writer alone
+    assert writer(settings, SMALL).model == SMALL
