@@ -6,7 +6,8 @@ lists (and the query embedding) are memoised at the searcher's call boundary, so
 re-runs only fusion and what follows it.
 
     python bench/fusion_sweep.py [--eval-store .sextant-eval] [--data ../shared/data] [--json OUT]
-    SEXTANT_EMBEDDER=models/embeddinggemma-300m python bench/fusion_sweep.py --skip-golden --beir nfcorpus:train
+    SEXTANT_EMBEDDER=models/embeddinggemma-300m python bench/fusion_sweep.py --skip-golden --beir nfcorpus:train \
+        --weights 1:1 2:1 3:1 5:1 1:0 --ks 60 --limit 600
 
 With ``SEXTANT_EMBEDDER`` set, the BEIR stores are that embedder's (``beir-<dataset>-<folder>``).
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -38,14 +40,28 @@ RRF_KS = (10, 60)
 WEIGHTS = ((1.0, 1.0), (1.5, 1.0), (1.0, 1.5))
 
 
-def sweep(searcher: Searcher, score: Callable[[], dict[str, float]]) -> list[dict[str, Any]]:
+def sweep(
+    searcher: Searcher,
+    score: Callable[[], dict[str, float]],
+    weight_pairs: tuple[tuple[float, float], ...] = WEIGHTS,
+    rrf_ks: tuple[int, ...] = RRF_KS,
+) -> list[dict[str, Any]]:
     rows = []
-    for rrf_k in RRF_KS:
-        for weights in WEIGHTS:
+    for rrf_k in rrf_ks:
+        for weights in weight_pairs:
             searcher.rrf_k, searcher.weights = rrf_k, weights
             rows.append({"rrf_k": rrf_k, "weights": list(weights), **score()})
     searcher.rrf_k, searcher.weights = 60, (1.0, 1.0)
     return rows
+
+
+def weight_pair(text: str) -> tuple[float, float]:
+    """``"2:1"`` as (dense 2.0, BM25 1.0)."""
+    dense, _, lexical = text.partition(":")
+    try:
+        return float(dense), float(lexical)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected DENSE:BM25 weights such as 2:1, got {text!r}") from None
 
 
 def main() -> None:
@@ -63,7 +79,20 @@ def main() -> None:
         metavar="DATASET:SPLIT",
         help="BEIR sets and the qrels split each is scored on",
     )
+    parser.add_argument(
+        "--weights",
+        nargs="+",
+        type=weight_pair,
+        default=list(WEIGHTS),
+        metavar="DENSE:BM25",
+        help="the weight pairs to try, e.g. 1:1 2:1 1:0 (default: %(default)s)",
+    )
+    parser.add_argument("--ks", nargs="+", type=int, default=list(RRF_KS), help="RRF k values (default: %(default)s)")
+    parser.add_argument(
+        "--limit", type=int, help="score a seeded sample of this many of each BEIR split's questions (default: all)"
+    )
     args = parser.parse_args()
+    weight_pairs, rrf_ks = tuple(args.weights), tuple(args.ks)
     quiet_model_loading()
     results: dict[str, list[dict[str, Any]]] = {}
 
@@ -76,7 +105,7 @@ def main() -> None:
                 metrics = evaluate(kb, questions, ("rrf",))[0].metrics
                 return {"ndcg@10": metrics["ndcg@10"], "hit@1": metrics["hit@1"], "recall@5": metrics["recall@5"]}
 
-            results[f"golden-{gs.name}"] = sweep(kb.searcher, golden_score)
+            results[f"golden-{gs.name}"] = sweep(kb.searcher, golden_score, weight_pairs, rrf_ks)
 
     for name, split in (pair.split(":", 1) for pair in args.beir):
         settings = beir.store_settings(name, args.eval_store)
@@ -84,6 +113,8 @@ def main() -> None:
             continue
         folder = args.data / "beir" / name
         queries, qrels = beir.read_queries(folder), beir.read_qrels(folder / "qrels" / f"{split}.tsv")
+        if args.limit is not None and args.limit < len(qrels):
+            qrels = {q: qrels[q] for q in random.Random(13).sample(sorted(qrels), args.limit)}
         with KnowledgeBase.open(settings) as kb:
             memoise(kb.searcher)
 
@@ -91,20 +122,19 @@ def main() -> None:
                 out = beir.run(kb, queries, qrels, "rrf")
                 return {"ndcg@10": float(out["ndcg@10"]), "recall@100": float(out["recall@100"])}
 
-            results[f"{name}-{split}"] = sweep(kb.searcher, beir_score)
+            results[f"{name}-{split}"] = sweep(kb.searcher, beir_score, weight_pairs, rrf_ks)
 
     for name, rows in results.items():
         best = max(rows, key=lambda r: r["ndcg@10"])
-        base = next(r for r in rows if r["rrf_k"] == 60 and r["weights"] == [1.0, 1.0])
+        base = next((r for r in rows if r["rrf_k"] == 60 and r["weights"] == [1.0, 1.0]), rows[0])
         print(f"\n### {name}: nDCG@10 by RRF k (rows) and weights dense:BM25 (columns)\n")
-        print("| k | " + " | ".join(f"{w[0]:g}:{w[1]:g}" for w in WEIGHTS) + " |")
-        print("|---|" + "---|" * len(WEIGHTS))
-        for rrf_k in RRF_KS:
+        print("| k | " + " | ".join(f"{w[0]:g}:{w[1]:g}" for w in weight_pairs) + " |")
+        print("|---|" + "---|" * len(weight_pairs))
+        for rrf_k in rrf_ks:
             cells = [f"{r['ndcg@10']:.3f}" for r in rows if r["rrf_k"] == rrf_k]
             print(f"| {rrf_k} | " + " | ".join(cells) + " |")
-        print(
-            f"\nbaseline k=60 1:1 {base['ndcg@10']:.3f}; best k={best['rrf_k']} {best['weights']} {best['ndcg@10']:.3f}"
-        )
+        print(f"\nbaseline k={base['rrf_k']} {base['weights']} {base['ndcg@10']:.3f};", end=" ")
+        print(f"best k={best['rrf_k']} {best['weights']} {best['ndcg@10']:.3f}")
         print("mean over variants:", f"{statistics.fmean(r['ndcg@10'] for r in rows):.3f}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")

@@ -117,6 +117,13 @@ class KbSettings(SharedSettings):
         description="How a reranker orders results: 'rrf' fuses its rank with the dense and BM25 ranks "
         "(learning/reranker.md), 'replace' orders by its score alone.",
     )
+    dense_weight: float = Field(
+        default=1.0,
+        gt=0,
+        le=100,
+        description="Weight of the dense list in the reciprocal-rank fusion, BM25's being 1: equal for "
+        "MiniLM (learning/fusion.md), 5 for EmbeddingGemma's quality tier (learning/embedding-gemma.md).",
+    )
     max_per_document: int = Field(
         default=2, ge=1, le=20, description="At most this many chunks of one document in a result list."
     )

@@ -102,6 +102,7 @@ class KnowledgeBase:
             lexical,
             reranker,
             max_per_document=settings.max_per_document,
+            weights=(settings.dense_weight, 1.0),
             rerank_fusion=settings.rerank_fusion,
             rerank_candidates=settings.rerank_candidates,
             ann=self.ann,

@@ -222,3 +222,15 @@ def test_new_bytes_of_the_same_content_are_a_new_version_without_embedding(kb: K
     assert (resaved.status, resaved.embedded) == ("replaced", 0)
     record = kb.store.get_document("care")
     assert record is not None and record.file_hash == "b" * 64
+
+
+def test_the_dense_weight_setting_weighs_the_dense_list_in_the_fusion(settings: KbSettings, embedder: Embedder) -> None:
+    heavy = settings.model_copy(update={"dense_weight": 5.0})
+    with KnowledgeBase.open(heavy, embedder=embedder) as kb:
+        kb.ingest("espresso", _doc(ESPRESSO, "Espresso care"))
+        kb.ingest("bees", _doc(BEES, "Beekeeping calendar"))
+        hits = kb.search("descale the espresso machine", k=2, abstain=False).hits
+    assert hits and all(h.scores.dense_rank is not None for h in hits)
+    for hit in hits:
+        lexical = 1.0 / (60 + hit.scores.bm25_rank) if hit.scores.bm25_rank is not None else 0.0
+        assert hit.scores.fused == pytest.approx(5.0 / (60 + hit.scores.dense_rank) + lexical, abs=1e-6)
