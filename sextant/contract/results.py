@@ -133,6 +133,9 @@ class Stats(BaseModel):
     )
     dimension: int
     chunk_tokens: int
+    dense_weight: float = Field(
+        default=1.0, description="The dense list's weight in the rank fusion, BM25's being 1 (SEXTANT_DENSE_WEIGHT)."
+    )
     max_per_document: int
     reranker: RerankerInfo
     store: str = Field(description="Store folder, or the Chroma server URL.")

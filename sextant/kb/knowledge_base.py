@@ -429,6 +429,7 @@ class KnowledgeBase:
             query_encoder=self.searcher.embedder.name if self.searcher.embedder is not self.embedder else None,
             dimension=self.embedder.dim,
             chunk_tokens=self.chunking.target,
+            dense_weight=self.searcher.weights[0],
             max_per_document=self.settings.max_per_document,
             reranker=RerankerInfo(name=state.name, active=state.active, detail=state.detail),
             store=self.location,

@@ -230,6 +230,7 @@ def test_the_dense_weight_setting_weighs_the_dense_list_in_the_fusion(settings: 
         kb.ingest("espresso", _doc(ESPRESSO, "Espresso care"))
         kb.ingest("bees", _doc(BEES, "Beekeeping calendar"))
         hits = kb.search("descale the espresso machine", k=2, abstain=False).hits
+        assert kb.stats().dense_weight == 5.0  # kb_stats names the weight a search runs with
     assert hits and all(h.scores.dense_rank is not None for h in hits)
     for hit in hits:
         lexical = 1.0 / (60 + hit.scores.bm25_rank) if hit.scores.bm25_rank is not None else 0.0
