@@ -47,11 +47,12 @@ def sweep(
     rrf_ks: tuple[int, ...] = RRF_KS,
 ) -> list[dict[str, Any]]:
     rows = []
+    configured = searcher.rrf_k, searcher.weights
     for rrf_k in rrf_ks:
         for weights in weight_pairs:
             searcher.rrf_k, searcher.weights = rrf_k, weights
             rows.append({"rrf_k": rrf_k, "weights": list(weights), **score()})
-    searcher.rrf_k, searcher.weights = 60, (1.0, 1.0)
+    searcher.rrf_k, searcher.weights = configured
     return rows
 
 

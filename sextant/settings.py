@@ -122,7 +122,8 @@ class KbSettings(SharedSettings):
         gt=0,
         le=100,
         description="Weight of the dense list in the reciprocal-rank fusion, BM25's being 1: equal for "
-        "MiniLM (learning/fusion.md), 5 for EmbeddingGemma's quality tier (learning/embedding-gemma.md).",
+        "MiniLM (learning/fusion.md), 5 for EmbeddingGemma over abstract-length documents with 512-token chunks "
+        "(learning/embedding-gemma.md).",
     )
     max_per_document: int = Field(
         default=2, ge=1, le=20, description="At most this many chunks of one document in a result list."

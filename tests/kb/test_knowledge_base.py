@@ -8,6 +8,7 @@ import pytest
 from sextant.contract.results import SkippedPageInfo
 from sextant.kb.documents import LoadedDocument, PageSpan, SectionSpan, SkippedPage
 from sextant.kb.embeddings import Embedder
+from sextant.kb.fusion import RRF_K
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
 from sextant.kb.lexical import LexicalIndex
 from sextant.settings import KbSettings
@@ -233,5 +234,5 @@ def test_the_dense_weight_setting_weighs_the_dense_list_in_the_fusion(settings: 
         assert kb.stats().dense_weight == 5.0  # kb_stats names the weight a search runs with
     assert hits and all(h.scores.dense_rank is not None for h in hits)
     for hit in hits:
-        lexical = 1.0 / (60 + hit.scores.bm25_rank) if hit.scores.bm25_rank is not None else 0.0
-        assert hit.scores.fused == pytest.approx(5.0 / (60 + hit.scores.dense_rank) + lexical, abs=1e-6)
+        lexical = 1.0 / (RRF_K + hit.scores.bm25_rank) if hit.scores.bm25_rank is not None else 0.0
+        assert hit.scores.fused == pytest.approx(5.0 / (RRF_K + hit.scores.dense_rank) + lexical, abs=1e-6)
