@@ -23,10 +23,10 @@ RUN --mount=type=bind,source=wheelhouse,target=/wheelhouse \
     pip install --find-links /wheelhouse --index-url "$TORCH_INDEX_URL" "torch==2.13.0"
 WORKDIR /src
 COPY pyproject.toml README.md LICENSE ./
-COPY scripts/llama_requirement.py scripts/llama_libraries_only.cmake ./scripts/
+COPY scripts/llama_requirement.py scripts/llama_cpu_flags.py scripts/llama_libraries_only.cmake ./scripts/
 # llama.cpp compiles here (minutes), in a layer of its own so that a change to sextant/ does not compile it
-# again; only the libraries its Python bindings load (learning/setup.md).
-RUN CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=/src/scripts/llama_libraries_only.cmake" \
+# again; only the libraries its Python bindings load (learning/setup.md), without AMX where it faults.
+RUN CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=/src/scripts/llama_libraries_only.cmake $(python scripts/llama_cpu_flags.py)" \
     pip install "$(python scripts/llama_requirement.py)"
 COPY sextant ./sextant
 RUN pip install ".[app,local]"

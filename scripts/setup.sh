@@ -55,9 +55,14 @@ elif compgen -G "$wheels/llama_cpp_python-$llama_version-*.whl" >/dev/null; then
     say "llama.cpp: llama-cpp-python $llama_version was built by an earlier run"
 else
     say "compiling llama.cpp's CPU libraries in the background (about 3 min on 2 idle cores; once per machine)"
+    cpu_flags=$(.venv/bin/python scripts/llama_cpu_flags.py)
+    if [ -n "$cpu_flags" ]; then
+        say "llama.cpp: this CPU lists AMX but faults when a program uses it (a virtual machine?): building without it"
+    fi
     # Only libllama and libggml, which the Python bindings load: no multimodal library, no "common".
-    export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$PWD/scripts/llama_libraries_only.cmake}"
-    (pip wheel -v --no-deps --wheel-dir "$wheels" "$llama_requirement" 2>&1 |
+    export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$PWD/scripts/llama_libraries_only.cmake $cpu_flags}"
+    # No cache: a wheel pip built before was built with other flags, and pip would take it whatever CMAKE_ARGS say.
+    (pip wheel -v --no-deps --no-cache-dir --wheel-dir "$wheels" "$llama_requirement" 2>&1 |
         .venv/bin/python scripts/build_progress.py --label "  llama.cpp" --log .venv/llama-build.log) &
     build_pid=$!
 fi
