@@ -59,9 +59,13 @@ def check_question(question: str, statement: AnswerStatement, book: PassageBook)
     The place (title, page, section) tells a table row or a short sentence what it is about: without it the
     check also removed 3 of 15 answers standing on the labelled evidence (learning/agent.md, run 7).
     """
-    places = dict.fromkeys(p.citation() for e in statement.evidence if (p := book.get(e.label)) is not None)
-    text = f"From {'; '.join(places)}: {evidence_text(statement, book)}"
+    text = f"From {places(statement, book)}: {evidence_text(statement, book)}"
     return QUESTION.format(text=text, question=question)
+
+
+def places(statement: AnswerStatement, book: PassageBook) -> str:
+    """Where ``statement``'s evidence comes from (title, page, section), each place once, in citation order."""
+    return "; ".join(dict.fromkeys(p.citation() for e in statement.evidence if (p := book.get(e.label)) is not None))
 
 
 def evidence_text(statement: AnswerStatement, book: PassageBook) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sextant.agent.answer_check import KEEP_AT, AnswerCheck, answer_check_for, evidence_text
+from sextant.agent.answer_check import KEEP_AT, AnswerCheck, answer_check_for, evidence_text, places
 from sextant.agent.events import AnswerStatement, Evidence
 from sextant.agent.passages import Passage, PassageBook
 from sextant.llm.factory import ModelChoice
@@ -36,6 +36,20 @@ def test_evidence_in_a_passage_the_book_does_not_hold_is_left_out() -> None:
     held = statement((1, 0, 7))
     held.evidence.append(Evidence(label=9, quote="Elsewhere", start=0, end=9))
     assert evidence_text(held, BOOK) == "Descale the machine every three months."
+
+
+def test_the_place_names_each_cited_passage_once_in_citation_order() -> None:
+    book = PassageBook(
+        [
+            Passage(label=1, title="Manual", text=DESCALE, page=4, section="Care"),
+            Passage(label=2, title="Water guide", text="Filtered water slows scale."),
+        ]
+    )
+    evidence = [Evidence.at(2, "Filtered water slows scale.", 0, 8), Evidence.at(1, DESCALE, 0, 7)]
+    twice = AnswerStatement(
+        text="Descale.", evidence=[*evidence, Evidence.at(2, "Filtered water slows scale.", 9, 14)], supported=True
+    )
+    assert places(twice, book) == "Water guide; Manual, p. 4, Care"
 
 
 async def test_the_statement_stays_when_yes_is_at_least_as_likely_as_no() -> None:
