@@ -30,7 +30,7 @@ from pathlib import Path
 
 import anyio
 
-from sextant.agent.answer_check import QUESTION, SYSTEM, AnswerCheck, evidence_text, places
+from sextant.agent.answer_check import QUESTION, SYSTEM, AnswerCheck, evidence_text, places, question_from
 from sextant.agent.events import AnswerStatement
 from sextant.agent.passages import PassageBook
 from sextant.evals.agent_cli import agent_sets
@@ -99,7 +99,7 @@ class Asked:
 
 def cited(item: Checked) -> tuple[str, str]:
     """The product's prompt: the evidence after the place it comes from."""
-    return SYSTEM, QUESTION.format(text=f"From {item.place}: {item.evidence}", question=item.question)
+    return SYSTEM, question_from(item.question, item.place, item.evidence)
 
 
 def plain(item: Checked) -> tuple[str, str]:

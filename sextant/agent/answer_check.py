@@ -59,8 +59,12 @@ def check_question(question: str, statement: AnswerStatement, book: PassageBook)
     The place (title, page, section) tells a table row or a short sentence what it is about: without it the
     check also removed 3 of 15 answers standing on the labelled evidence (learning/agent.md, run 7).
     """
-    text = f"From {places(statement, book)}: {evidence_text(statement, book)}"
-    return QUESTION.format(text=text, question=question)
+    return question_from(question, places(statement, book), evidence_text(statement, book))
+
+
+def question_from(question: str, place: str, evidence: str) -> str:
+    """The checker's question over ``evidence`` sentences that come from ``place``."""
+    return QUESTION.format(text=f"From {place}: {evidence}", question=question)
 
 
 def places(statement: AnswerStatement, book: PassageBook) -> str:
