@@ -74,11 +74,17 @@ def main(argv: list[str] | None = None) -> None:
     files = [f for f in files if f.is_file()]
     if not files:
         sys.exit(f"no reST sources under {ns.sources}: apt-get install python3.11-doc")
+    ns.out.mkdir(parents=True, exist_ok=True)
     for source in files:
-        target = ns.out / source.relative_to(ns.sources).with_suffix("").with_suffix(".md")
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target = ns.out / flat_name(source.relative_to(ns.sources))
         target.write_text(to_markdown(source.read_text(encoding="utf-8")), encoding="utf-8")
-    print(f"{len(files)} files written under {ns.out}", file=sys.stderr)
+    print(f"{len(files)} files written to {ns.out}", file=sys.stderr)
+
+
+def flat_name(relative: Path) -> str:
+    """``faq/library.rst.txt`` -> ``faq-library.md``: one folder, because a document's id is its file name
+    without the suffix, and three parts each have an ``index``."""
+    return "-".join(relative.with_suffix("").with_suffix("").parts) + ".md"
 
 
 if __name__ == "__main__":

@@ -66,9 +66,21 @@ def test_the_loader_reads_the_headings_as_sections(tmp_path: Path) -> None:
     (sources / "faq" / "programming.rst.txt").write_text(FAQ)
     python_docs_pool.main(["--sources", str(sources), "--out", str(tmp_path / "pool")])
 
-    doc = load_file(tmp_path / "pool" / "faq" / "programming.md")
+    doc = load_file(tmp_path / "pool" / "faq-programming.md")
     assert doc.title == "Programming FAQ"
     assert "How do I find the pdb debugger?" in [s.title for s in doc.sections]
+
+
+def test_files_of_the_same_name_in_two_parts_keep_distinct_ids(tmp_path: Path) -> None:
+    sources = tmp_path / "_sources"
+    for part in ("faq", "howto"):
+        (sources / part).mkdir(parents=True)
+        (sources / part / "index.rst.txt").write_text(f"{part.upper()} contents\n============\n\nText.\n")
+    python_docs_pool.main(["--sources", str(sources), "--out", str(tmp_path / "pool")])
+
+    pool = tmp_path / "pool"
+    assert sorted(p.name for p in pool.iterdir()) == ["faq-index.md", "howto-index.md"]
+    assert load_file(pool / "howto-index.md").title == "HOWTO contents"
 
 
 def test_no_sources_is_a_clear_error(tmp_path: Path) -> None:
