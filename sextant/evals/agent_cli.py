@@ -3,7 +3,11 @@ golden set; grade what it retrieved and how it cited, and write the answers for 
 
 ``--set near-miss`` asks the unanswerable near-miss questions (eval/golden-near-miss.jsonl) over the
 small set's corpus and store. What matters there is abstention (``abstained_on_unanswerable``) and the
-judge: with no answerable question the ranking columns of the retrieval table read 0 and mean nothing."""
+judge: with no answerable question the ranking columns of the retrieval table read 0 and mean nothing.
+
+``--set python-docs`` and ``--set python-docs-near-miss`` ask questions about Python's own documentation,
+which no golden set was written from: ``--corpus DIR`` names the pool ``scripts/python_docs_pool.py --out
+DIR`` made (from Debian's python3.11-doc), and both sets share its store."""
 
 from __future__ import annotations
 
@@ -31,19 +35,22 @@ class AgentSet:
 
     name: str
     golden: Path
-    corpus: Path
+    corpus: Path | None  # None: not in the repository, given with --corpus
     store: str  # folder under --store; a set over another set's corpus shares that set's store
 
 
 def agent_sets(eval_dir: Path) -> dict[str, AgentSet]:
-    """The sets ``sextant-eval`` grades, and ``near-miss`` over the small set's corpus and store.
+    """The sets ``sextant-eval`` grades, ``near-miss`` over the small set's corpus and store, and the two
+    sets about the Python docs pool, whose documents are built outside the repository.
 
-    The near-miss set is not in ``golden_sets``, so ``sextant-eval``, its gate and the bench sweeps never
-    grade it and it needs no baseline.
+    None of the agent-only sets is in ``golden_sets``, so ``sextant-eval``, its gate and the bench sweeps
+    never grade them and they need no baseline.
     """
     sets = {name: AgentSet(gs.name, gs.golden, gs.corpus, gs.name) for name, gs in golden_sets(eval_dir).items()}
     small = sets["small"]
     sets["near-miss"] = AgentSet("near-miss", eval_dir / "golden-near-miss.jsonl", small.corpus, small.store)
+    for name in ("python-docs", "python-docs-near-miss"):
+        sets[name] = AgentSet(name, eval_dir / f"{name}.jsonl", None, "python-docs")
     return sets
 
 
@@ -65,7 +72,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=0, help="a seeded sample of this many questions (0: all)")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--out", type=Path, default=Path(".sextant-eval/agent"), help="where answers and the report go")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        help="the documents of a set kept outside the repository (python-docs: the pool's folder)",
+    )
     args = parser.parse_args(argv)
+    gs = agent_sets(args.eval_dir)[args.set]
+    corpus = gs.corpus or args.corpus
+    if corpus is None or not corpus.is_dir():
+        parser.error(
+            f"--set {args.set} needs --corpus DIR, a folder made by scripts/python_docs_pool.py --out DIR"
+            + (f" ({corpus} is not a folder)" if corpus else "")
+        )
 
     from sextant.agent.answer_check import answer_check_for
     from sextant.agent.settings import load_agent_settings
@@ -73,14 +92,13 @@ def main(argv: list[str] | None = None) -> None:
     from sextant.llm.factory import build_model
     from sextant.settings import KbSettings
 
-    gs = agent_sets(args.eval_dir)[args.set]
     store = args.store / gs.store
     # Ingest in this process first (unchanged documents are skipped), then let the subprocess own the store.
     questions = load_golden(gs.golden)
     if args.limit and args.limit < len(questions):
         questions = random.Random(args.seed).sample(questions, args.limit)
     with KnowledgeBase.open(KbSettings(chroma_dir=store)) as kb:
-        refused = ingest_corpus(kb, gs.corpus)
+        refused = ingest_corpus(kb, corpus)
         # The reference row: the product's search with each question verbatim, on the same sample.
         direct = evaluate(kb, questions, ("hybrid",))[0]
     if refused:

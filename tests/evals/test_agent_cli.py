@@ -26,4 +26,25 @@ def test_set_near_miss_is_a_choice(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         agent_cli.main(["--help"])
     assert exc.value.code == 0
-    assert "{small,large,near-miss}" in capsys.readouterr().out
+    assert "{small,large,near-miss,python-docs,python-docs-near-miss}" in capsys.readouterr().out
+
+
+def test_the_python_docs_sets_share_one_store_and_take_their_documents_from_corpus() -> None:
+    sets = agent_cli.agent_sets(REPO / "eval")
+    answerable, near = sets["python-docs"], sets["python-docs-near-miss"]
+    assert answerable.golden.exists() and near.golden.exists()
+    assert answerable.corpus is None and near.corpus is None
+    assert answerable.store == near.store == "python-docs"
+
+
+def test_a_set_outside_the_repository_without_corpus_is_refused_with_the_command_that_makes_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        agent_cli.main(["--set", "python-docs", "--store", str(tmp_path)])
+    assert exc.value.code == 2
+    assert "needs --corpus DIR, a folder made by scripts/python_docs_pool.py" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        agent_cli.main(["--set", "python-docs", "--corpus", str(tmp_path / "absent"), "--store", str(tmp_path)])
+    assert "is not a folder" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # refused before any store was made

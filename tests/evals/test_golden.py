@@ -10,8 +10,10 @@ import pytest
 
 from sextant.contract.results import Hit, Scores
 from sextant.evals.golden import GoldenError, Question, Target, judge, load_golden
+from tests.scripts.script_module import load_script
 
 REPO = Path(__file__).resolve().parents[2]
+PYTHON_DOCS = Path("/usr/share/doc/python3.11/html/_sources")
 
 
 def _hit(chunk: str, doc: str, pages: list[int], section: str | None, text: str) -> Hit:
@@ -127,3 +129,35 @@ def test_a_near_miss_file_is_refused_for_a_missing_document_a_quote_a_clash_and_
     assert "golden-near-miss.jsonl:6: not valid JSON" in problems
     assert "no near-miss question about 'bees'" in problems
     assert "only 5 questions, need at least 10" in problems
+
+
+def test_a_set_over_a_pool_need_not_imitate_every_document(tmp_path: Path) -> None:
+    cg = _check_golden()
+    docs = {"espresso": cg.Doc("espresso", "md", "Descale monthly."), "bees": cg.Doc("bees", "md", "Swarms in May.")}
+    path = tmp_path / "near.jsonl"
+    path.write_text(json.dumps(_near_miss("x1", "espresso", "What is the descaler's boiling point?")) + "\n")
+    everyone, _ = cg.check_near_miss(path, docs, set(), minimum=1)
+    some, _ = cg.check_near_miss(path, docs, set(), minimum=1, every_document=False)
+    assert everyone == ["near.jsonl: no near-miss question about 'bees'"] and some == []
+
+
+@pytest.mark.skipif(
+    not PYTHON_DOCS.is_dir(),
+    reason="Debian's python3.11-doc is not installed (apt-get install python3.11-doc): the python-docs sets are "
+    "about the documents scripts/python_docs_pool.py makes from it",
+)
+def test_the_python_docs_sets_pass_their_checks_against_the_pool(tmp_path: Path) -> None:
+    load_script(REPO / "scripts" / "python_docs_pool.py").main(["--out", str(tmp_path / "pool")])
+    taken = {q.id for name in ("golden.jsonl", "golden-large.jsonl") for q in load_golden(REPO / "eval" / name)}
+
+    assert _check_golden().check_python_docs(tmp_path / "pool", taken, verbose=False) == []
+    assert len(load_golden(REPO / "eval" / "python-docs.jsonl")) >= 20
+    assert len(load_golden(REPO / "eval" / "python-docs-near-miss.jsonl")) >= 20
+
+
+def test_a_missing_pool_is_named_with_the_command_that_makes_it(tmp_path: Path) -> None:
+    errors = _check_golden().check_python_docs(tmp_path / "absent", set(), verbose=False)
+    assert errors == [
+        f"--python-docs {tmp_path / 'absent'}: no such folder; make it with scripts/python_docs_pool.py "
+        f"--out {tmp_path / 'absent'}"
+    ]
