@@ -9,10 +9,14 @@ sentences) is its own quote. A statement left with no evidence is dropped, or ke
 (``unsupported``).
 
 "Saying what the statement says": of the content words the statement adds to the question (stemmed,
-``sextant.agent.sentences.terms``), the sentences the quote stands in hold every number and at least half of
-the rest (a paraphrase says "kept" for "keep" and "seven" for "7"). A small model otherwise quotes a real but
-unrelated sentence ("X is a fictional company") beside an invented figure, or restates the question and
-quotes the heading that asks it.
+``sextant.agent.sentences.answer_terms``, which keeps the function words an answer can be: "only once",
+"not"), the sentences the quote stands in hold every number and at least half of the rest (a paraphrase says
+"kept" for "keep" and "seven" for "7"). A small model otherwise quotes a real but unrelated sentence ("X is a
+fictional company") beside an invented figure, or restates the question and quotes the heading that asks it.
+A yes/no answer is the exception: "Yes, the sort keeps equal keys in order" restates the question by design,
+and no passage says "yes". Its claim is what follows the yes or no (the question's own words for a bare
+"No."), and its sentences must hold at least half of that claim's content words; a "no" must also stand on a
+sentence that denies something ("not", "n't", "never", "without"…).
 
 Two documented tolerances, ``quotes="facts"``. First, a small model copies a passage's sentence into its
 quote but changes a word or two ("Quillfeather Analytics Ltd. uses core hours" for "We use core hours"): a
@@ -28,6 +32,7 @@ sentence holds (an invented year, a name from elsewhere), still finds no evidenc
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
@@ -36,12 +41,24 @@ from sextant.agent.citations import says_not_answered
 from sextant.agent.events import AnswerStatement, Evidence
 from sextant.agent.evidence import Span, locate, locate_run
 from sextant.agent.passages import Passage, PassageBook
-from sextant.agent.sentences import Sentence, split, terms
+from sextant.agent.sentences import Sentence, answer_terms, split, terms
 from sextant.llm.chat import Statement
 
 Unsupported = Literal["drop", "mark"]
 QuoteMatch = Literal["exact", "facts"]
 MARK = " _(not found in the passages)_"
+_POLAR = re.compile(r"^\s*(yes|no)\b[\s,.;:!-]*", re.IGNORECASE)
+_DENIES = re.compile(r"\b(?:not|no|never|none|nor|cannot|without)\b|n't\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What evidence must say for a statement: the words it adds to the question; for a yes/no answer that
+    adds none, its polarity and the content words of what it affirms or denies."""
+
+    added: frozenset[str]
+    polarity: Literal["yes", "no"] | None = None
+    proposition: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -64,7 +81,7 @@ def check_statement(
     quotes: QuoteMatch = "exact",
 ) -> Checked:
     """Find each quote of ``statement`` in the passage it names (only passages the model was shown)."""
-    added = _added(statement, question)
+    claim = _claim(statement.text, question)
     passages = book.knowledge_base(shown)
     by_label = {p.label: p for p in passages}
     evidence: list[Evidence] = []
@@ -78,17 +95,17 @@ def check_statement(
         if span is None:
             continue
         start, end = _grown(span, _sentences_around(passage, span))
-        if not _says(added, set(terms(passage.text[start:end]))):
+        if not _says(claim, passage.text[start:end]):
             continue
         if any(e.label == quote.label and (e.start, e.end) == (start, end) for e in evidence):
             continue  # another quote of the same sentences
         evidence.append(Evidence.at(quote.label, passage.text, start, end))
     found = len(evidence)
     cited_first = _cited_first(statement, passages)
-    if not evidence and added:
+    if not evidence and claim.added:
         evidence = _copied(statement, cited_first)
     if not evidence and quotes == "facts":
-        evidence = _fact_sentence(added, cited_first)
+        evidence = _fact_sentence(set(claim.added), cited_first)
     if evidence:
         kept = AnswerStatement(text=statement.text, evidence=evidence, supported=True)
         return Checked(kept, len(statement.quotes), found)
@@ -109,20 +126,31 @@ def _grown(span: Span, around: list[Sentence]) -> tuple[int, int]:
     return min([span.start, *(x.start for x in around)]), max([span.end, *(x.end for x in around)])
 
 
-def _added(statement: Statement, question: str) -> set[str]:
-    """The content words of ``statement`` that the question does not already hold."""
-    return set(terms(statement.text)) - set(terms(question))
+def _claim(text: str, question: str) -> Claim:
+    """What ``text`` claims in answer to ``question``: the words it adds, and a leading yes or no."""
+    polar = _POLAR.match(text)
+    rest = text[polar.end() :] if polar else text
+    added = frozenset(answer_terms(rest)) - frozenset(answer_terms(question))
+    if polar is None or added:
+        return Claim(added)
+    polarity: Literal["yes", "no"] = "yes" if polar.group(1).casefold() == "yes" else "no"
+    return Claim(added, polarity, frozenset(t for t in terms(rest) or terms(question) if len(t) > 1))
 
 
-def _says(added: set[str], held: set[str]) -> bool:
-    """Whether words ``held`` by the evidence cover what a statement ``added``: every number, half the rest.
+def _says(claim: Claim, evidence: str) -> bool:
+    """Whether ``evidence`` says what ``claim`` does: every number it adds and half its other words; for a
+    yes/no answer, half the words of its proposition (and, for a no, a denial).
 
     A statement that adds nothing to the question (the question restated) says nothing, whatever it quotes.
     """
-    if not added:
+    held = set(answer_terms(evidence))
+    if claim.polarity is not None:
+        said = 2 * len(claim.proposition & held) >= len(claim.proposition) >= 2
+        return said and (claim.polarity == "yes" or _DENIES.search(evidence) is not None)
+    if not claim.added:
         return False
-    numbers = {t for t in added if any(c.isdigit() for c in t)}
-    words = {t for t in added - numbers if len(t) > 1}
+    numbers = {t for t in claim.added if any(c.isdigit() for c in t)}
+    words = {t for t in claim.added - numbers if len(t) > 1}
     return numbers <= held and (not words or 2 * len(words & held) >= len(words))
 
 
@@ -147,7 +175,7 @@ def _fact_sentence(added: set[str], passages: list[Passage]) -> list[Evidence]:
         return []
     for passage in passages:
         for sentence in split(passage.label, passage.text):
-            if added <= set(terms(sentence.text)):
+            if added <= set(answer_terms(sentence.text)):
                 return [Evidence.at(passage.label, passage.text, sentence.start, sentence.end)]
     return []
 

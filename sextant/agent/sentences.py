@@ -39,6 +39,11 @@ _STOPWORDS = frozenset(
         own same some only out off once here just shall get got use used using one""",
     )
 )
+# Of those, the words that can be the whole of an answer ("evaluated only once", "not included", "the same
+# key"): an answer is weighed against its evidence with them, though a question's vocabulary leaves them out.
+_ANSWER_WORDS = frozenset(
+    re.findall(r"\w+", "no not nor once only all both each few more most same before after over under off out up")
+)
 MAX_SENTENCE_CHARS = 400
 MIN_WORDS = 2
 
@@ -85,6 +90,11 @@ def _quotable(flat: str) -> bool:
 def terms(text: str) -> list[str]:
     """Content words, lower-cased and crudely stemmed, so 'descaling' meets 'descale'."""
     return [_stem(word) for word in _WORD.findall(text.casefold()) if word not in _STOPWORDS]
+
+
+def answer_terms(text: str) -> list[str]:
+    """``terms`` with the function words that can carry an answer ("once", "not", "only") kept."""
+    return [_stem(word) for word in _WORD.findall(text.casefold()) if word not in _STOPWORDS or word in _ANSWER_WORDS]
 
 
 def _stem(word: str) -> str:

@@ -176,3 +176,44 @@ def test_facts_finds_a_copied_sentence_with_a_word_changed_and_still_checks_what
     assert checked.statement.evidence[0].quote == "All our staff get 25 days of paid leave each year."
     invented = check_statement(statement("30 days.", (1, copied)), book, {1}, "drop", question=question, quotes="facts")
     assert invented.statement is None  # the sentence found does not say the statement's figure
+
+
+SORTING = PassageBook(
+    [
+        Passage(
+            label=1,
+            title="Sorting HOWTO",
+            text="Sorts are guaranteed to be stable. That means that\nwhen multiple records have the same key, "
+            "their original order is preserved.",
+        ),
+        Passage(label=2, title="Curses", text="The Windows version of Python doesn't include the curses\nmodule."),
+        Passage(label=3, title="Tutorial", text="Important warning: The default value is evaluated only once."),
+    ]
+)
+
+
+def test_a_yes_or_no_answer_stands_on_a_sentence_that_holds_half_of_what_it_affirms_or_denies() -> None:
+    question = "When two records share a sort key, does the sort keep them in their original order?"
+    quote = (1, "when multiple records have the same key, their original order is preserved")
+    yes = statement("Yes, the sort keeps records with the same key in their original order.", quote)
+    checked = check_statement(yes, SORTING, {1, 2, 3}, "drop", question=question)
+    assert checked.statement is not None and checked.found == 1
+    unrelated = statement("Yes, the sort keeps records in their original order.", (3, "The default value is evaluated"))
+    assert check_statement(unrelated, SORTING, {1, 2, 3}, "drop", question=question).statement is None
+
+
+def test_a_bare_no_stands_on_a_sentence_that_denies_what_the_question_asks() -> None:
+    question = "Does the Windows build of Python come with the curses module?"
+    quote = (2, "The Windows version of Python doesn't include the curses module.")
+    assert check_statement(statement("No", quote), SORTING, {1, 2, 3}, "drop", question=question).statement is not None
+    asserting = PassageBook([Passage(label=2, title="Curses", text="The Windows version of Python includes curses.")])
+    affirmed = statement("No.", (2, "The Windows version of Python includes curses."))
+    assert check_statement(affirmed, asserting, {2}, "drop", question=question).statement is None
+
+
+def test_an_answer_made_of_function_words_is_weighed_by_them() -> None:
+    question = "How many times is the default value of a function parameter evaluated?"
+    once = statement("The default value is evaluated only once.", (3, "The default value is evaluated only once."))
+    assert check_statement(once, SORTING, {1, 2, 3}, "drop", question=question).statement is not None
+    twice = statement("The default value is evaluated twice.", (3, "The default value is evaluated only once."))
+    assert check_statement(twice, SORTING, {1, 2, 3}, "drop", question=question).statement is None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sextant.agent.sentences import Sentence, candidates, rank, split
+from sextant.agent.sentences import Sentence, answer_terms, candidates, rank, split, terms
 
 
 def texts(sentences: list[Sentence]) -> list[str]:
@@ -107,3 +107,9 @@ def test_table_rows_are_units_and_a_step_keeps_its_number() -> None:
 def test_questions_and_one_word_lines_are_not_quotable() -> None:
     text = "Descaling\n\nHow often should you descale? Every two months in hard water."
     assert [s.text for s in split(1, text)] == ["Every two months in hard water."]
+
+
+def test_answer_terms_keep_the_function_words_an_answer_can_be_and_terms_do_not() -> None:
+    text = "The default value is evaluated only once, not twice."
+    assert terms(text) == ["default", "valu", "evaluat", "twic"]
+    assert answer_terms(text) == ["default", "valu", "evaluat", "only", "once", "not", "twic"]
