@@ -446,9 +446,9 @@ def check_near_miss(
             shared = qruns & doc_runs
             if shared:
                 err(f"{VERBATIM_RUN} or more words quoted verbatim from {did!r}: {' '.join(min(shared))!r}")
-    covered = {q.get("about") for q in rows}
-    for did in sorted(set(docs) - covered if every_document else ()):
-        errors.append(f"{golden.name}: no near-miss question about {did!r}")
+    if every_document:
+        covered = {q.get("about") for q in rows}
+        errors += [f"{golden.name}: no near-miss question about {did!r}" for did in sorted(set(docs) - covered)]
     if len(rows) < minimum:
         errors.append(f"{golden.name}: only {len(rows)} questions, need at least {minimum}")
     return errors, rows

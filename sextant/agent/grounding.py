@@ -33,7 +33,7 @@ sentence holds (an invented year, a name from elsewhere), still finds no evidenc
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Set
 from dataclasses import dataclass
 from typing import Literal
 
@@ -105,7 +105,7 @@ def check_statement(
     if not evidence and claim.added:
         evidence = _copied(statement, cited_first)
     if not evidence and quotes == "facts":
-        evidence = _fact_sentence(set(claim.added), cited_first)
+        evidence = _fact_sentence(claim.added, cited_first)
     if evidence:
         kept = AnswerStatement(text=statement.text, evidence=evidence, supported=True)
         return Checked(kept, len(statement.quotes), found)
@@ -169,7 +169,7 @@ def _copied(statement: Statement, passages: list[Passage]) -> list[Evidence]:
     return []
 
 
-def _fact_sentence(added: set[str], passages: list[Passage]) -> list[Evidence]:
+def _fact_sentence(added: Set[str], passages: list[Passage]) -> list[Evidence]:
     """The one sentence that holds every word the statement adds to the question, as its evidence; else []."""
     if not added:
         return []

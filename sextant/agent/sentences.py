@@ -89,12 +89,16 @@ def _quotable(flat: str) -> bool:
 
 def terms(text: str) -> list[str]:
     """Content words, lower-cased and crudely stemmed, so 'descaling' meets 'descale'."""
-    return [_stem(word) for word in _WORD.findall(text.casefold()) if word not in _STOPWORDS]
+    return _content_words(text, _STOPWORDS)
 
 
 def answer_terms(text: str) -> list[str]:
     """``terms`` with the function words that can carry an answer ("once", "not", "only") kept."""
-    return [_stem(word) for word in _WORD.findall(text.casefold()) if word not in _STOPWORDS or word in _ANSWER_WORDS]
+    return _content_words(text, _STOPWORDS - _ANSWER_WORDS)
+
+
+def _content_words(text: str, dropped: frozenset[str]) -> list[str]:
+    return [_stem(word) for word in _WORD.findall(text.casefold()) if word not in dropped]
 
 
 def _stem(word: str) -> str:
