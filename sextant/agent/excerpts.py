@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from sextant.agent.events import AnswerStatement, Evidence
 from sextant.agent.passages import Passage
-from sextant.agent.sentences import rank, split
+from sextant.agent.sentences import distinct, rank
 
 EXCERPT_SENTENCES = 3
 # A sentence holding less than this share of the question's term weight is not an excerpt of an answer.
@@ -28,7 +28,7 @@ def _literal(text: str) -> str:
 
 def excerpt_statements(question: str, passages: Sequence[Passage]) -> list[AnswerStatement]:
     """The best-matching sentences (at most ``EXCERPT_SENTENCES``), best first, each with its exact span."""
-    every = [s for p in passages for s in split(p.label, p.text)]
+    every = distinct((p.label, p.text) for p in passages)
     chosen = [r.sentence for r in rank(question, every) if r.score > 0 and r.coverage >= MIN_COVERAGE]
     by_label = {p.label: p for p in passages}
     return [

@@ -1,12 +1,14 @@
 """Passages as quotable sentences, and the sentences that best match a question.
 
 A small model that must quote chooses among sentences the backend cut, rather than copying text freely;
-it reads only the sentences that share words with the question (and their neighbours), which also makes
-its prompt shorter. Excerpt mode (no model) answers with the same best sentences.
+it reads only the sentences that share most words with the question, which also makes its prompt shorter.
+Excerpt mode (no model) answers with the same best sentences. A sentence that two overlapping passages
+share is read once.
 
-Sentences end at ``.``/``!``/``?`` before a capital, digit or opening mark, and at paragraph breaks;
-Markdown headings, list items and table rows (lines of ``cell | cell``) are units of their own. A single
-line break inside a paragraph (a PDF's hard wrap) does not end a sentence.
+Sentences end at ``.``/``!``/``?`` before a capital, digit or opening mark (not after "i.e." or "e.g."),
+and at paragraph breaks; Markdown headings, list items and table rows (lines of ``cell | cell``) are units
+of their own. A single line break inside a paragraph (a PDF's hard wrap) does not end a sentence, and a
+sentence that ends in a colon keeps what it introduces.
 """
 
 from __future__ import annotations
@@ -23,11 +25,30 @@ _BREAK = re.compile(
     r"\n[ \t]*\n"  # a paragraph break
     r"|\n(?=[ \t]*(?:#{1,6}\s|[-*+]\s|\d{1,3}[.)]\s|\|))"  # a line that starts a heading, item or table row
     r"|\n(?=[^\n]*\s\|\s)"  # a table row ("cell | cell"), each row its own unit
-    r"|(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])"  # a sentence end before a capital or digit
+    r"|(?<=[.!?])(?<!\b\w\.\w\.)[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])"  # a sentence end before a capital or digit,
+    # not "i.e." or "e.g."
 )
 _HEADING = re.compile(r"^\s*#{1,6}\s")
+_LIST_OR_ROW = re.compile(r"^(?:[-*+]\s|\d{1,3}[.)]\s|\|)|\s\|\s")
 _ITEM_NUMBER = re.compile(r"^\d{1,3}[.)]$")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_TERM = re.compile(r"[^\W_]+|%", re.UNICODE)
+# A unit written short or long, or spelt the other side of the Atlantic, is one word: "10 g" says "10 grams".
+# Only abbreviations no common word shares ("m" is also "I'm", "s" "it's").
+_UNITS = {
+    **dict.fromkeys(("g", "gram", "grams", "gramme", "grammes"), "gram"),
+    **dict.fromkeys(("kg", "kilogram", "kilograms", "kilo", "kilos"), "kilogram"),
+    **dict.fromkeys(("mg", "milligram", "milligrams"), "milligram"),
+    **dict.fromkeys(("ml", "millilitre", "millilitres", "milliliter", "milliliters"), "millilitre"),
+    **dict.fromkeys(("litre", "litres", "liter", "liters"), "litre"),
+    **dict.fromkeys(("km", "kilometre", "kilometres", "kilometer", "kilometers"), "kilometre"),
+    **dict.fromkeys(("cm", "centimetre", "centimetres", "centimeter", "centimeters"), "centimetre"),
+    **dict.fromkeys(("mm", "millimetre", "millimetres", "millimeter", "millimeters"), "millimetre"),
+    **dict.fromkeys(("metre", "metres", "meter", "meters"), "metre"),
+    **dict.fromkeys(("min", "mins", "minute", "minutes"), "minute"),
+    **dict.fromkeys(("hr", "hrs", "hour", "hours"), "hour"),
+    **dict.fromkeys(("%", "percent", "pct"), "percent"),
+}
 # Words that say nothing about what a question asks for.
 _STOPWORDS = frozenset(
     re.findall(
@@ -59,23 +80,46 @@ class Sentence:
 
 
 def split(label: int, text: str) -> list[Sentence]:
-    """The quotable sentences of one passage: headings, questions and one-word lines left out."""
+    """The quotable sentences of one passage: headings, questions and one-word lines left out.
+
+    A sentence that ends in a colon is one with what it introduces ("run venv with the directory path:" and
+    the command under it), when the two fit in one sentence's length: apart, neither says what they say. A
+    list or table it introduces stays rows of their own: the colon's sentence belongs to all of them.
+    """
     sentences: list[Sentence] = []
+    for start, end in _units(text):
+        body = text[start:end]
+        if _HEADING.match(body):
+            continue
+        last = sentences[-1] if sentences else None
+        if (
+            last is not None
+            and last.text.endswith(":")
+            and not _LIST_OR_ROW.search(body)
+            and end - last.start <= MAX_SENTENCE_CHARS
+        ):
+            sentences[-1] = Sentence(label, last.start, end, " ".join(text[last.start : end].split()))
+        else:
+            sentences.append(Sentence(label, start, end, " ".join(body.split())))
+    return [s for s in sentences if _quotable(s.text)]
+
+
+def _units(text: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of each stripped piece of ``text`` between breaks."""
+    units: list[tuple[int, int]] = []
     start = 0
     for match in [*_BREAK.finditer(text), None]:
         end = match.start() if match is not None else len(text)
         piece = text[start:end]
-        lead = len(piece) - len(piece.lstrip())
         body = piece.strip()
         if _ITEM_NUMBER.match(body) and match is not None:
             continue  # "1." of a numbered step stays with the step's text
-        if body and not _HEADING.match(body):
-            flat = " ".join(body.split())
-            if _quotable(flat):
-                sentences.append(Sentence(label, start + lead, start + lead + len(body), flat))
+        if body:
+            lead = len(piece) - len(piece.lstrip())
+            units.append((start + lead, start + lead + len(body)))
         if match is not None:
             start = match.end()
-    return sentences
+    return units
 
 
 def _quotable(flat: str) -> bool:
@@ -98,7 +142,8 @@ def answer_terms(text: str) -> list[str]:
 
 
 def _content_words(text: str, dropped: frozenset[str]) -> list[str]:
-    return [_stem(word) for word in _WORD.findall(text.casefold()) if word not in dropped]
+    words = _TERM.findall(text.casefold())
+    return [_stem(_UNITS.get(word, word)) for word in words if word not in dropped]
 
 
 def _stem(word: str) -> str:
@@ -136,12 +181,25 @@ def rank(question: str, sentences: Sequence[Sentence]) -> list[Scored]:
     return [scored[i] for i in order]
 
 
+def distinct(passages: Iterable[tuple[int, str]]) -> list[Sentence]:
+    """The sentences of ``(label, text)`` passages in reading order, each text once, under the first passage
+    that holds it: neighbouring chunks overlap, and a repeated sentence would take a reader's place twice."""
+    seen: set[str] = set()
+    kept: list[Sentence] = []
+    for label, text in passages:
+        for sentence in split(label, text):
+            if sentence.text not in seen:
+                seen.add(sentence.text)
+                kept.append(sentence)
+    return kept
+
+
 def candidates(question: str, passages: Iterable[tuple[int, str]], limit: int) -> list[Sentence]:
     """The ``limit`` sentences that best match ``question``, each passage's best first, in reading order.
 
     Sentences sharing no content word with the question are left out, unless no sentence shares one.
     """
-    every = [s for label, text in passages for s in split(label, text)]
+    every = distinct(passages)
     scored = rank(question, every)
     ranked = [r.sentence for r in scored if r.score > 0] or [r.sentence for r in scored]
     picked: list[Sentence] = []

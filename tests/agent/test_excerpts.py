@@ -60,3 +60,9 @@ def test_headings_and_over_long_sentences_are_not_excerpts_and_nothing_found_is_
     assert "Nothing in the documents matches" in excerpts("starter", long, heading)
     assert "Nothing in the documents matches" in excerpt_answer([], [], "no model")
     assert excerpt_statements("espresso grams", [passage(1, "Feed the starter twice a day.")]) == []
+
+
+def test_a_sentence_overlapping_passages_share_is_one_excerpt() -> None:
+    shared = "Feed the starter twice a day."
+    chosen = excerpt_statements("feed the starter", [passage(1, shared), passage(2, f"{shared} Keep it warm.")])
+    assert [(s.text, s.evidence[0].label) for s in chosen] == [(shared, 1)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sextant.agent.sentences import Sentence, answer_terms, candidates, rank, split, terms
+from sextant.agent.sentences import MAX_SENTENCE_CHARS, Sentence, answer_terms, candidates, distinct, rank, split, terms
 
 
 def texts(sentences: list[Sentence]) -> list[str]:
@@ -113,3 +113,45 @@ def test_answer_terms_keep_the_function_words_an_answer_can_be_and_terms_do_not(
     text = "The default value is evaluated only once, not twice."
     assert terms(text) == ["default", "valu", "evaluat", "twic"]
     assert answer_terms(text) == ["default", "valu", "evaluat", "only", "once", "not", "twic"]
+
+
+def test_i_e_and_e_g_do_not_end_a_sentence() -> None:
+    text = "I will only talk about INET (i.e. IPv4) sockets. Use a flag, e.g. The verbose one."
+    assert texts(split(1, text)) == [
+        "I will only talk about INET (i.e. IPv4) sockets.",
+        "Use a flag, e.g. The verbose one.",
+    ]
+
+
+def test_a_sentence_ending_in_a_colon_is_one_with_what_it_introduces() -> None:
+    text = "Run the venv module with the directory path::\n\n   python3 -m venv tutorial-env\n\nThen activate it."
+    first, second = split(1, text)
+    assert first.text == "Run the venv module with the directory path:: python3 -m venv tutorial-env"
+    assert (
+        text[first.start : first.end]
+        == "Run the venv module with the directory path::\n\n   python3 -m venv tutorial-env"
+    )
+    assert second.text == "Then activate it."
+
+
+def test_a_list_or_table_under_a_colon_stays_rows_and_a_long_pair_stays_apart() -> None:
+    listed = "The modules left out:\n- curses\n- readline module\n\nCaps by city:\n\nCity | Cap"
+    assert texts(split(1, listed)) == ["The modules left out:", "- readline module", "Caps by city:", "City | Cap"]
+    long = "word " * (MAX_SENTENCE_CHARS // 5 - 2)  # quotable alone, too long beside the colon's sentence
+    apart = f"Run this command:\n\n{long}"
+    assert texts(split(1, apart)) == ["Run this command:", long.strip()]
+
+
+def test_a_sentence_two_overlapping_passages_share_is_read_once_under_the_first() -> None:
+    passages = [(1, "Grind finely. Dose 18 grams of coffee."), (2, "Dose 18 grams of coffee. Tamp firmly.")]
+    assert [(s.label, s.text) for s in distinct(passages)] == [
+        (1, "Grind finely."),
+        (1, "Dose 18 grams of coffee."),
+        (2, "Tamp firmly."),
+    ]
+    assert texts(candidates("coffee dose", passages, limit=10)) == ["Dose 18 grams of coffee."]
+
+
+def test_units_short_or_long_and_either_spelling_are_one_term() -> None:
+    assert terms("10 g, 2%, 5 km, 20 min") == terms("10 grams, 2 percent, 5 kilometers, 20 minutes")
+    assert terms("3 litres") == terms("3 liters") and terms("I'm sure") == ["m", "sure"]
