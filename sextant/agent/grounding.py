@@ -15,8 +15,9 @@ sentences) is its own quote. A statement left with no evidence is dropped, or ke
 fictional company") beside an invented figure, or restates the question and quotes the heading that asks it.
 A yes/no answer is the exception: "Yes, the sort keeps equal keys in order" restates the question by design,
 and no passage says "yes". Its claim is what follows the yes or no (the question's own words for a bare
-"No."), and its sentences must hold at least half of that claim's content words; a "no" must also stand on a
-sentence that denies something ("not", "n't", "never", "without"…).
+"No." or one of a word or two), and its sentences must hold at least half of that claim's content words; a
+"no" must also stand on a sentence that denies something ("not", "n't", "never", "without"…). A "no" that
+restates the question denied ("No, it cannot be backflushed") adds no word: its denial is the no.
 
 Two documented tolerances, ``quotes="facts"``. First, a small model copies a passage's sentence into its
 quote but changes a word or two ("Quillfeather Analytics Ltd. uses core hours" for "We use core hours"): a
@@ -130,11 +131,18 @@ def _claim(text: str, question: str) -> Claim:
     """What ``text`` claims in answer to ``question``: the words it adds, and a leading yes or no."""
     polar = _POLAR.match(text)
     rest = text[polar.end() :] if polar else text
-    added = frozenset(answer_terms(rest)) - frozenset(answer_terms(question))
-    if polar is None or added:
+    asked = frozenset(answer_terms(question))
+    added = frozenset(answer_terms(rest)) - asked
+    if polar is None:
         return Claim(added)
     polarity: Literal["yes", "no"] = "yes" if polar.group(1).casefold() == "yes" else "no"
-    return Claim(added, polarity, frozenset(t for t in terms(rest) or terms(question) if len(t) > 1))
+    if polarity == "no":
+        rest = _DENIES.sub(" ", rest)  # "No, it cannot be backflushed": the denial is the no, not a word added
+    if frozenset(answer_terms(rest)) - asked:
+        return Claim(added)
+    affirmed = {t for t in terms(rest) if len(t) > 1}
+    proposition = affirmed if len(affirmed) >= 2 else {t for t in terms(question) if len(t) > 1}
+    return Claim(frozenset(), polarity, frozenset(proposition))
 
 
 def _says(claim: Claim, evidence: str) -> bool:

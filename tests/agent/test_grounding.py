@@ -211,9 +211,31 @@ def test_a_bare_no_stands_on_a_sentence_that_denies_what_the_question_asks() -> 
     assert check_statement(affirmed, asserting, {2}, "drop", question=question).statement is None
 
 
+def test_a_no_that_repeats_the_question_denied_is_a_no() -> None:
+    question = "Can the machine be backflushed if it has no solenoid valve?"
+    manual = PassageBook(
+        [Passage(label=1, title="Care", text="If your machine has no solenoid valve, never backflush it.")]
+    )
+    quote = (1, "If your machine has no solenoid valve, never backflush it.")
+    for text in ("No, the machine cannot be backflushed if it has no solenoid valve.", "No, never backflush it."):
+        assert check_statement(statement(text, quote), manual, {1}, "drop", question=question).statement is not None
+    # A "yes" keeps its words: "without" is a claim the sentence does not make.
+    wrong = statement("Yes, it can be backflushed without a valve.", quote)
+    assert check_statement(wrong, manual, {1}, "drop", question=question).statement is None
+
+
 def test_an_answer_made_of_function_words_is_weighed_by_them() -> None:
     question = "How many times is the default value of a function parameter evaluated?"
     once = statement("The default value is evaluated only once.", (3, "The default value is evaluated only once."))
     assert check_statement(once, SORTING, {1, 2, 3}, "drop", question=question).statement is not None
     twice = statement("The default value is evaluated twice.", (3, "The default value is evaluated only once."))
     assert check_statement(twice, SORTING, {1, 2, 3}, "drop", question=question).statement is None
+
+
+def test_a_unit_written_short_or_long_is_the_same_word() -> None:
+    loaf = PassageBook([Passage(label=1, title="Bread", text="Ingredient | Share | Weight\nFine sea salt | 2% | 10 g")])
+    question = "How much salt goes into the loaf?"
+    grams = statement("The loaf takes 10 grams of salt, 2 percent.", (1, "Fine sea salt | 2% | 10 g"))
+    assert check_statement(grams, loaf, {1}, "drop", question=question).statement is not None
+    kilos = statement("The loaf takes 10 kilograms of salt, 2 percent.", (1, "Fine sea salt | 2% | 10 g"))
+    assert check_statement(kilos, loaf, {1}, "drop", question=question).statement is None
