@@ -30,6 +30,8 @@ from sextant.agent.evidence import locate
 from sextant.agent.kb_client import KbClient, stdio_server
 from sextant.agent.loop import AgentLoop
 from sextant.agent.passages import Passage
+from sextant.agent.policies import SENTENCES_SHOWN
+from sextant.agent.sentences import candidates
 from sextant.evals.golden import Question
 from sextant.evals.harness import ModeReport, grade_retrievals
 from sextant.evals.judge import check_citations
@@ -185,6 +187,7 @@ def answer_summary(runs: Sequence[AgentRun]) -> dict[str, Any]:
         "answered_on_the_evidence": _share([on_the_evidence(r) for r in answerable]),
         "mean_turns": round(statistics.fmean(a.turns for a in answers), 2) if answers else None,
         "tokens_out": sum(a.usage.output_tokens for a in answers),
+        **evidence_reach(runs),
         **evidence_summary(runs),
         **timing_summary(runs),
     }
@@ -202,19 +205,41 @@ def stands_on_the_evidence(
     question: Question, statements: Sequence[AnswerStatement], passages: Sequence[Passage]
 ) -> bool:
     """Whether a statement's span overlaps where a labelled snippet stands in a passage of the labelled document."""
+    spans = [(e.label, e.start, e.end) for statement in statements for e in statement.evidence]
+    return _overlaps_the_evidence(question, spans, passages)
+
+
+def _overlaps_the_evidence(
+    question: Question, spans: Sequence[tuple[int, int, int]], passages: Sequence[Passage]
+) -> bool:
+    """Whether one of the ``(label, start, end)`` spans overlaps a labelled snippet in its passage."""
     by_label = {p.label: p for p in passages}
-    for statement in statements:
-        for evidence in statement.evidence:
-            passage = by_label.get(evidence.label)
-            if passage is None:
+    for label, start, end in spans:
+        passage = by_label.get(label)
+        if passage is None:
+            continue
+        for target in question.targets:
+            if target.doc_id != passage.document_id or not target.evidence:
                 continue
-            for target in question.targets:
-                if target.doc_id != passage.document_id or not target.evidence:
-                    continue
-                gold = locate(target.evidence, passage.text)
-                if gold is not None and gold.start < evidence.end and evidence.start < gold.end:
-                    return True
+            gold = locate(target.evidence, passage.text)
+            if gold is not None and gold.start < end and start < gold.end:
+                return True
     return False
+
+
+def evidence_reach(runs: Sequence[AgentRun]) -> dict[str, Any]:
+    """Of the answerable questions with labelled snippets, the share whose snippet was in a passage shown, and
+    the share whose snippet was among the sentences a small model reads of them (``ForcedSearch``): where an
+    answer is lost before the writer, in the search or in the choice of sentences."""
+    labelled = [r for r in runs if r.question.answerable and any(t.evidence for t in r.question.targets)]
+    shown: list[bool] = []
+    read: list[bool] = []
+    for run in labelled:
+        passages = run.retrieved
+        shown.append(_overlaps_the_evidence(run.question, [(p.label, 0, len(p.text)) for p in passages], passages))
+        sentences = candidates(run.question.text, [(p.label, p.text) for p in passages], SENTENCES_SHOWN)
+        read.append(_overlaps_the_evidence(run.question, [(s.label, s.start, s.end) for s in sentences], passages))
+    return {"evidence_in_passages_shown": _share(shown), "evidence_in_sentences_read": _share(read)}
 
 
 def evidence_summary(runs: Sequence[AgentRun]) -> dict[str, Any]:

@@ -9,7 +9,18 @@ import anyio
 import pytest
 
 from sextant.agent.events import AnswerStatement, Evidence
-from sextant.evals.agent_eval import answer_summary, ask_all, grade_runs, judge_rows, on_the_evidence, write_jsonl
+from sextant.agent.passages import Passage
+from sextant.agent.policies import SENTENCES_SHOWN
+from sextant.evals.agent_eval import (
+    AgentRun,
+    answer_summary,
+    ask_all,
+    evidence_reach,
+    grade_runs,
+    judge_rows,
+    on_the_evidence,
+    write_jsonl,
+)
 from sextant.evals.golden import Question, Target
 from sextant.evals.judge_cli import judge_file
 from sextant.kb.documents import LoadedDocument, PageSpan
@@ -19,13 +30,12 @@ from sextant.llm.chat import Quote, Statement
 from sextant.llm.scripted import ScriptedModel, ScriptedTurn, search_call
 from sextant.settings import KbSettings
 
-pytestmark = pytest.mark.slow
-
 READY = ScriptedTurn(text="READY")
 ESPRESSO = "A double shot of espresso uses 18 grams of finely ground coffee."
 TAXES = "Sales tax returns are filed quarterly, by the 20th day of the second month."
 
 
+@pytest.mark.slow
 def test_the_agent_is_graded_on_what_its_searches_returned_and_how_it_cited(tmp_path: Path, embedder: Embedder) -> None:
     store = tmp_path / "store"
     with KnowledgeBase.open(KbSettings(chroma_dir=store, _env_file=None), embedder=embedder) as kb:  # type: ignore[call-arg]
@@ -70,6 +80,7 @@ def test_the_agent_is_graded_on_what_its_searches_returned_and_how_it_cited(tmp_
     assert summary["abstained_on_unanswerable"] == 1.0 and summary["abstained_on_answerable"] == 0.0
     # The kept statement stands on the labelled snippet; one standing on other words of the passage would not.
     assert summary["answered_on_the_evidence"] == 1.0
+    assert summary["evidence_in_passages_shown"] == summary["evidence_in_sentences_read"] == 1.0
     elsewhere = AnswerStatement(text="A double.", evidence=[Evidence.at(1, ESPRESSO, 0, 13)], supported=True)
     assert on_the_evidence(runs[0]) and not on_the_evidence(runs[0], [elsewhere])
 
@@ -87,3 +98,24 @@ def test_the_agent_is_graded_on_what_its_searches_returned_and_how_it_cited(tmp_
     ]
     lines, failed = judge_file(answers)
     assert failed == 0, lines  # the unsupported claim never reached the answer, so nothing is left uncited
+
+
+def test_evidence_reach_says_whether_the_labelled_snippet_was_shown_and_among_the_sentences_read() -> None:
+    coffee = " ".join(f"The coffee grinder model {i} grinds coffee beans finely." for i in range(SENTENCES_SHOWN + 2))
+    buried = f"{coffee} The tank holds two litres."
+    espresso = Passage(label=1, document_id="espresso", title="Manual", text=f"{ESPRESSO} {coffee}")
+    manual = Passage(label=1, document_id="espresso", title="Manual", text=buried)
+    taxes = Passage(label=1, document_id="taxes", title="Taxes", text=TAXES)
+
+    def run(question: str, evidence: str, passage: Passage) -> AgentRun:
+        target = Target("espresso", 1, None, evidence)
+        return AgentRun(Question("q", question, True, (target,), "fact"), retrieved=[passage])
+
+    runs = [
+        run("How much coffee does a double espresso use?", "uses 18 grams", espresso),  # shown and read
+        run("Which grinder grinds the coffee beans finely?", "two litres", manual),
+        run("How much coffee does a double espresso use?", "uses 18 grams", taxes),  # not shown
+        AgentRun(Question("u", "What is lattice QCD?", False, (), "unanswerable"), retrieved=[taxes]),
+    ]
+    # The tank's sentence shares no word with the question, and ten grinders' sentences do: it is not read.
+    assert evidence_reach(runs) == {"evidence_in_passages_shown": 0.6667, "evidence_in_sentences_read": 0.3333}
