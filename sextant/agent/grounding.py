@@ -136,11 +136,11 @@ def _claim(text: str, question: str) -> Claim:
     if polar is None:
         return Claim(added)
     polarity: Literal["yes", "no"] = "yes" if polar.group(1).casefold() == "yes" else "no"
-    if polarity == "no":
-        rest = _DENIES.sub(" ", rest)  # "No, it cannot be backflushed": the denial is the no, not a word added
-    if frozenset(answer_terms(rest)) - asked:
+    # "No, it cannot be backflushed": the denial is the no, not a word the statement adds.
+    claimed = _DENIES.sub(" ", rest) if polarity == "no" else rest
+    if frozenset(answer_terms(claimed)) - asked:
         return Claim(added)
-    affirmed = {t for t in terms(rest) if len(t) > 1}
+    affirmed = {t for t in terms(claimed) if len(t) > 1}
     proposition = affirmed if len(affirmed) >= 2 else {t for t in terms(question) if len(t) > 1}
     return Claim(frozenset(), polarity, frozenset(proposition))
 

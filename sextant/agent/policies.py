@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from sextant.agent.passages import Passage
-from sextant.agent.sentences import candidates
+from sextant.agent.sentences import Sentence, candidates
 from sextant.llm.chat import ChatRequest, Message, ToolCall, ToolSpec, UserText
 from sextant.llm.statements import STATEMENTS_INSTRUCTION
 
@@ -123,6 +123,11 @@ class ForcedSearch:
         return answer_request(run, trimmed=True, max_output_tokens=self.max_output_tokens)
 
 
+def sentences_read(question: str, passages: Sequence[Passage]) -> list[Sentence]:
+    """The sentences of ``passages`` a small model reads in its grounded turn (``ForcedSearch``)."""
+    return candidates(question, [(p.label, p.text) for p in passages], SENTENCES_SHOWN)
+
+
 def answer_request(run: RunView, *, trimmed: bool, max_output_tokens: int) -> ChatRequest:
     """The grounded turn: the passages and the question in one message, answered in quoting statements.
 
@@ -132,7 +137,7 @@ def answer_request(run: RunView, *, trimmed: bool, max_output_tokens: int) -> Ch
     """
     shown = run.shown_passages()
     if trimmed:
-        sentences = candidates(run.question, [(p.label, p.text) for p in shown], SENTENCES_SHOWN)
+        sentences = sentences_read(run.question, shown)
         blocks = [
             f"[{p.label}] {p.citation()}\n" + " … ".join(s.text for s in sentences if s.label == p.label)
             for p in shown

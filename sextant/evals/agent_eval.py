@@ -30,8 +30,7 @@ from sextant.agent.evidence import locate
 from sextant.agent.kb_client import KbClient, stdio_server
 from sextant.agent.loop import AgentLoop
 from sextant.agent.passages import Passage
-from sextant.agent.policies import SENTENCES_SHOWN
-from sextant.agent.sentences import candidates
+from sextant.agent.policies import sentences_read
 from sextant.evals.golden import Question
 from sextant.evals.harness import ModeReport, grade_retrievals
 from sextant.evals.judge import check_citations
@@ -206,25 +205,25 @@ def stands_on_the_evidence(
 ) -> bool:
     """Whether a statement's span overlaps where a labelled snippet stands in a passage of the labelled document."""
     spans = [(e.label, e.start, e.end) for statement in statements for e in statement.evidence]
-    return _overlaps_the_evidence(question, spans, passages)
+    return _overlaps(spans, _labelled_spans(question, passages))
 
 
-def _overlaps_the_evidence(
-    question: Question, spans: Sequence[tuple[int, int, int]], passages: Sequence[Passage]
-) -> bool:
-    """Whether one of the ``(label, start, end)`` spans overlaps a labelled snippet in its passage."""
-    by_label = {p.label: p for p in passages}
-    for label, start, end in spans:
-        passage = by_label.get(label)
-        if passage is None:
-            continue
+def _labelled_spans(question: Question, passages: Sequence[Passage]) -> list[tuple[int, int, int]]:
+    """``(label, start, end)`` of each labelled snippet of ``question`` where it stands in a passage of its document."""
+    spans: list[tuple[int, int, int]] = []
+    for passage in passages:
         for target in question.targets:
-            if target.doc_id != passage.document_id or not target.evidence:
-                continue
-            gold = locate(target.evidence, passage.text)
-            if gold is not None and gold.start < end and start < gold.end:
-                return True
-    return False
+            if target.doc_id == passage.document_id and target.evidence:
+                gold = locate(target.evidence, passage.text)
+                if gold is not None:
+                    spans.append((passage.label, gold.start, gold.end))
+    return spans
+
+
+def _overlaps(spans: Sequence[tuple[int, int, int]], gold: Sequence[tuple[int, int, int]]) -> bool:
+    return any(
+        label == g and start < g_end and g_start < end for label, start, end in spans for g, g_start, g_end in gold
+    )
 
 
 def evidence_reach(runs: Sequence[AgentRun]) -> dict[str, Any]:
@@ -235,10 +234,10 @@ def evidence_reach(runs: Sequence[AgentRun]) -> dict[str, Any]:
     shown: list[bool] = []
     read: list[bool] = []
     for run in labelled:
-        passages = run.retrieved
-        shown.append(_overlaps_the_evidence(run.question, [(p.label, 0, len(p.text)) for p in passages], passages))
-        sentences = candidates(run.question.text, [(p.label, p.text) for p in passages], SENTENCES_SHOWN)
-        read.append(_overlaps_the_evidence(run.question, [(s.label, s.start, s.end) for s in sentences], passages))
+        gold = _labelled_spans(run.question, run.retrieved)
+        shown.append(bool(gold))
+        sentences = sentences_read(run.question.text, run.retrieved)
+        read.append(_overlaps([(s.label, s.start, s.end) for s in sentences], gold))
     return {"evidence_in_passages_shown": _share(shown), "evidence_in_sentences_read": _share(read)}
 
 
