@@ -17,7 +17,10 @@ A yes/no answer is the exception: "Yes, the sort keeps equal keys in order" rest
 and no passage says "yes". Its claim is what follows the yes or no (the question's own words for a bare
 "No." or one of a word or two), and its sentences must hold at least half of that claim's content words; a
 "no" must also stand on a sentence that denies something ("not", "n't", "never", "without"…). A "no" that
-restates the question denied ("No, it cannot be backflushed") adds no word: its denial is the no.
+restates the question denied ("No, it cannot be backflushed") adds no word: its denial is the no. A "yes"
+cannot stand on a sentence that denies what it affirms ("never backflush it" for "Yes, it can be
+backflushed"): a word of the proposition within a few words after a denial, in one clause, that neither the
+question nor the statement denies ("…if it has no solenoid valve").
 
 Two documented tolerances, ``quotes="facts"``. First, a small model copies a passage's sentence into its
 quote but changes a word or two ("Quillfeather Analytics Ltd. uses core hours" for "We use core hours"): a
@@ -50,16 +53,20 @@ QuoteMatch = Literal["exact", "facts"]
 MARK = " _(not found in the passages)_"
 _POLAR = re.compile(r"^\s*(yes|no)\b[\s,.;:!-]*", re.IGNORECASE)
 _DENIES = re.compile(r"\b(?:not|no|never|none|nor|cannot|without)\b|n't\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"[,;:.!?()\[\]]")
+_DENIED_REACH = 3  # words after a denial that it governs: "never backflush it", "do not immerse the handle"
 
 
 @dataclass(frozen=True)
 class Claim:
     """What evidence must say for a statement: the words it adds to the question; for a yes/no answer that
-    adds none, its polarity and the content words of what it affirms or denies."""
+    adds none, its polarity, the content words of what it affirms or denies, and those of them that the
+    question or the statement itself denies ("…if it has no solenoid valve")."""
 
     added: frozenset[str]
     polarity: Literal["yes", "no"] | None = None
     proposition: frozenset[str] = frozenset()
+    denied: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -142,7 +149,17 @@ def _claim(text: str, question: str) -> Claim:
         return Claim(added)
     affirmed = {t for t in terms(claimed) if len(t) > 1}
     proposition = affirmed if len(affirmed) >= 2 else {t for t in terms(question) if len(t) > 1}
-    return Claim(frozenset(), polarity, frozenset(proposition))
+    return Claim(frozenset(), polarity, frozenset(proposition), _denied(question) | _denied(rest))
+
+
+def _denied(text: str) -> frozenset[str]:
+    """The content words a denial in ``text`` governs: those of the few words after it, in its clause."""
+    governed: set[str] = set()
+    for clause in _CLAUSE.split(text):
+        for denial in _DENIES.finditer(clause):
+            words = clause[denial.end() :].split()[:_DENIED_REACH]
+            governed.update(terms(" ".join(words)))
+    return frozenset(governed)
 
 
 def _says(claim: Claim, evidence: str) -> bool:
@@ -154,7 +171,9 @@ def _says(claim: Claim, evidence: str) -> bool:
     held = set(answer_terms(evidence))
     if claim.polarity is not None:
         said = 2 * len(claim.proposition & held) >= len(claim.proposition) >= 2
-        return said and (claim.polarity == "yes" or _DENIES.search(evidence) is not None)
+        if claim.polarity == "no":
+            return said and _DENIES.search(evidence) is not None
+        return said and not (_denied(evidence) & claim.proposition) - claim.denied
     if not claim.added:
         return False
     numbers = {t for t in claim.added if any(c.isdigit() for c in t)}

@@ -224,6 +224,23 @@ def test_a_no_that_repeats_the_question_denied_is_a_no() -> None:
     assert check_statement(wrong, manual, {1}, "drop", question=question).statement is None
 
 
+def test_a_yes_does_not_stand_on_a_sentence_that_denies_what_it_affirms() -> None:
+    question = "Can the espresso machine be backflushed if it has no solenoid valve?"
+    text = "If your machine has no solenoid (many machines do not), never backflush it: the pressure has nowhere to go."
+    manual = PassageBook([Passage(label=1, title="Care", text=text)])
+    yes = statement("Yes, the espresso machine can be backflushed if it has no solenoid valve.", (1, text))
+    assert check_statement(yes, manual, {1}, "drop", question=question).statement is None
+    assert check_statement(statement("No.", (1, text)), manual, {1}, "drop", question=question).statement is not None
+
+
+def test_a_yes_stands_where_the_sentence_denies_only_what_the_question_denies_or_something_else() -> None:
+    question = "Can the machine be descaled if it has no water filter?"
+    text = "A machine with no water filter can be descaled with citric acid; never use vinegar."
+    manual = PassageBook([Passage(label=1, title="Care", text=text)])
+    yes = statement("Yes, it can be descaled if it has no water filter.", (1, text))
+    assert check_statement(yes, manual, {1}, "drop", question=question).statement is not None
+
+
 def test_an_answer_made_of_function_words_is_weighed_by_them() -> None:
     question = "How many times is the default value of a function parameter evaluated?"
     once = statement("The default value is evaluated only once.", (3, "The default value is evaluated only once."))
