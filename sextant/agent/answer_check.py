@@ -80,7 +80,7 @@ def evidence_text(statement: AnswerStatement, book: PassageBook) -> str:
         if passage is None:
             continue
         holding = [
-            s.text for s in split(passage.label, passage.text) if s.start < evidence.end and evidence.start < s.end
+            s.said for s in split(passage.label, passage.text) if s.start < evidence.end and evidence.start < s.end
         ]
         for text in holding or [" ".join(evidence.quote.split())]:
             if text not in sentences:

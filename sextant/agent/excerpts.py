@@ -27,13 +27,14 @@ def _literal(text: str) -> str:
 
 
 def excerpt_statements(question: str, passages: Sequence[Passage]) -> list[AnswerStatement]:
-    """The best-matching sentences (at most ``EXCERPT_SENTENCES``), best first, each with its exact span."""
+    """The best-matching sentences (at most ``EXCERPT_SENTENCES``), best first, each with its exact span; a
+    table row is written under its header, which its span leaves out."""
     every = distinct((p.label, p.text) for p in passages)
     chosen = [r.sentence for r in rank(question, every) if r.score > 0 and r.coverage >= MIN_COVERAGE]
     by_label = {p.label: p for p in passages}
     return [
         AnswerStatement(
-            text=s.text, evidence=[Evidence.at(s.label, by_label[s.label].text, s.start, s.end)], supported=True
+            text=s.said, evidence=[Evidence.at(s.label, by_label[s.label].text, s.start, s.end)], supported=True
         )
         for s in chosen[:EXCERPT_SENTENCES]
     ]
@@ -48,5 +49,6 @@ def excerpt_answer(statements: Sequence[AnswerStatement], passages: Sequence[Pas
     quotes = []
     for statement in statements:
         label = statement.evidence[0].label
-        quotes.append(f"> {_literal(statement.text)} [{label}]\n>\n> — {by_label[label].citation()}")
+        lines = "\n>\n".join(f"> {_literal(line)}" for line in statement.text.split("\n"))
+        quotes.append(f"{lines} [{label}]\n>\n> — {by_label[label].citation()}")
     return f"{header} The sentences that best match the question:\n\n" + "\n\n".join(quotes)

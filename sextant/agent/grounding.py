@@ -8,7 +8,8 @@ check judged, and the local model's quotes are only their first words (its gramm
 sentences) is its own quote. A statement left with no evidence is dropped, or kept and visibly marked
 (``unsupported``).
 
-"Saying what the statement says": of the content words the statement adds to the question (stemmed,
+"Saying what the statement says" is judged on the sentences with, for a table row, its header row
+(``Sentence.said``). Of the content words the statement adds to the question (stemmed,
 ``sextant.agent.sentences.answer_terms``, which keeps the function words an answer can be: "only once",
 "not"), the sentences the quote stands in hold every number and at least half of the rest (a paraphrase says
 "kept" for "keep" and "seven" for "7"). A small model otherwise quotes a real but unrelated sentence ("X is a
@@ -102,8 +103,9 @@ def check_statement(
             span = locate_run(quote.text, passage.text)
         if span is None:
             continue
-        start, end = _grown(span, _sentences_around(passage, span))
-        if not _says(claim, passage.text[start:end]):
+        around = _sentences_around(passage, span)
+        start, end = _grown(span, around)
+        if not _says(claim, "\n".join([passage.text[start:end], *(x.header for x in around if x.header)])):
             continue
         if any(e.label == quote.label and (e.start, e.end) == (start, end) for e in evidence):
             continue  # another quote of the same sentences
@@ -202,7 +204,7 @@ def _fact_sentence(added: Set[str], passages: list[Passage]) -> list[Evidence]:
         return []
     for passage in passages:
         for sentence in split(passage.label, passage.text):
-            if added <= set(answer_terms(sentence.text)):
+            if added <= set(answer_terms(sentence.said)):
                 return [Evidence.at(passage.label, passage.text, sentence.start, sentence.end)]
     return []
 

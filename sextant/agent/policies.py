@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from sextant.agent.passages import Passage
-from sextant.agent.sentences import Sentence, candidates
+from sextant.agent.sentences import Sentence, candidates, readable
 from sextant.llm.chat import ChatRequest, Message, ToolCall, ToolSpec, UserText
 from sextant.llm.statements import STATEMENTS_INSTRUCTION
 
@@ -133,13 +133,14 @@ def answer_request(run: RunView, *, trimmed: bool, max_output_tokens: int) -> Ch
 
     A 0.5B model cited the right passage 7 times in 10 from one message against 4 in 10 from a tool
     transcript (bench/local_model.py). ``trimmed``: each passage shows only its sentences that best match
-    the question, in reading order, joined by "…"; quotes are still checked against the whole passage.
+    the question, in reading order, joined by "…", a table row after its header; quotes are still checked
+    against the whole passage.
     """
     shown = run.shown_passages()
     if trimmed:
         sentences = sentences_read(run.question, shown)
         blocks = [
-            f"[{p.label}] {p.citation()}\n" + " … ".join(s.text for s in sentences if s.label == p.label)
+            f"[{p.label}] {p.citation()}\n" + " … ".join(readable(s for s in sentences if s.label == p.label))
             for p in shown
             if any(s.label == p.label for s in sentences)
         ]

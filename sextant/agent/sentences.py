@@ -8,7 +8,9 @@ share is read once.
 Sentences end at ``.``/``!``/``?`` before a capital, digit or opening mark (not after "i.e." or "e.g."),
 and at paragraph breaks; Markdown headings, list items and table rows (lines of ``cell | cell``) are units
 of their own. A single line break inside a paragraph (a PDF's hard wrap) does not end a sentence, and a
-sentence that ends in a colon keeps what it introduces.
+sentence that ends in a colon keeps what it introduces. A table row carries its table's header row (the
+first row; the chunker repeats it in every chunk of a table): "| 2 | 13 km | 540 m |" says a total ascent
+only under "| Stage | Distance | Total ascent |", for the ranking, the checks and the reader alike.
 """
 
 from __future__ import annotations
@@ -29,12 +31,14 @@ _BREAK = re.compile(
     # not "i.e." or "e.g."
 )
 _HEADING = re.compile(r"^\s*#{1,6}\s")
-_LIST_OR_ROW = re.compile(r"^(?:[-*+]\s|\d{1,3}[.)]\s|\|)|\s\|\s")
+_LIST = re.compile(r"^(?:[-*+]\s|\d{1,3}[.)]\s)")
+_ROW = re.compile(r"^\||\s\|\s")
+_SEPARATOR = re.compile(r"^[\s|:-]*-{3}[\s|:-]*$")
 _ITEM_NUMBER = re.compile(r"^\d{1,3}[.)]$")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _TERM = re.compile(r"[^\W_]+|%", re.UNICODE)
 # A unit written short or long, or spelt the other side of the Atlantic, is one word: "10 g" says "10 grams".
-# Only abbreviations no common word shares ("m" is also "I'm", "s" "it's").
+# Only abbreviations no common word shares ("m" is also "I'm", "s" "it's"), unless a number comes first.
 _UNITS = {
     **dict.fromkeys(("g", "gram", "grams", "gramme", "grammes"), "gram"),
     **dict.fromkeys(("kg", "kilogram", "kilograms", "kilo", "kilos"), "kilogram"),
@@ -49,6 +53,8 @@ _UNITS = {
     **dict.fromkeys(("hr", "hrs", "hour", "hours"), "hour"),
     **dict.fromkeys(("%", "percent", "pct"), "percent"),
 }
+# Abbreviations that are units only after a number: "540 m", "4.5 h", "30 s".
+_AFTER_NUMBER = {"m": "metre", "h": "hour", "s": "second"}
 # Words that say nothing about what a question asks for.
 _STOPWORDS = frozenset(
     re.findall(
@@ -77,6 +83,12 @@ class Sentence:
     start: int
     end: int
     text: str
+    header: str = ""  # a table row's header row, reflowed: a row's cells mean what their columns are called
+
+    @property
+    def said(self) -> str:
+        """What the sentence says: a table row under its header ("| Total ascent |" … "| 540 m |")."""
+        return f"{self.header}\n{self.text}" if self.header else self.text
 
 
 def split(label: int, text: str) -> list[Sentence]:
@@ -87,15 +99,28 @@ def split(label: int, text: str) -> list[Sentence]:
     list or table it introduces stays rows of their own: the colon's sentence belongs to all of them.
     """
     sentences: list[Sentence] = []
+    header = ""  # of the table the last unit was a row of
+    row = False  # whether the last unit was a table row
     for start, end in _units(text):
         body = text[start:end]
         if _HEADING.match(body):
+            row = False
             continue
+        if _SEPARATOR.match(body):
+            continue  # a Markdown table's "| --- | --- |"
+        if _ROW.search(body):
+            flat = " ".join(body.split())
+            # The first row of a table is its header, quotable itself; the rows under it carry it.
+            sentences.append(Sentence(label, start, end, flat, header if row else ""))
+            header = header if row else flat
+            row = True
+            continue
+        row = False
         last = sentences[-1] if sentences else None
         if (
             last is not None
             and last.text.endswith(":")
-            and not _LIST_OR_ROW.search(body)
+            and not _LIST.match(body)
             and end - last.start <= MAX_SENTENCE_CHARS
         ):
             sentences[-1] = Sentence(label, last.start, end, " ".join(text[last.start : end].split()))
@@ -143,7 +168,11 @@ def answer_terms(text: str) -> list[str]:
 
 def _content_words(text: str, dropped: frozenset[str]) -> list[str]:
     words = _TERM.findall(text.casefold())
-    return [_stem(_UNITS.get(word, word)) for word in words if word not in dropped]
+    units = [
+        _UNITS.get(word) or (_AFTER_NUMBER.get(word) if i and words[i - 1].isdigit() else None) or word
+        for i, word in enumerate(words)
+    ]
+    return [_stem(word) for word in units if word not in dropped]
 
 
 def _stem(word: str) -> str:
@@ -169,7 +198,7 @@ def rank(question: str, sentences: Sequence[Sentence]) -> list[Scored]:
     asked = set(terms(question))
     if not asked or not sentences:
         return [Scored(s, 0.0, 0.0) for s in sentences]
-    bags = [set(terms(s.text)) for s in sentences]
+    bags = [set(terms(s.said)) for s in sentences]
     frequency: Counter[str] = Counter(t for bag in bags for t in bag & asked)
     weight = {t: math.log(1 + (len(sentences) + 1) / (frequency[t] + 0.5)) for t in asked}
     total = sum(weight.values())
@@ -192,6 +221,16 @@ def distinct(passages: Iterable[tuple[int, str]]) -> list[Sentence]:
                 seen.add(sentence.text)
                 kept.append(sentence)
     return kept
+
+
+def readable(sentences: Iterable[Sentence]) -> list[str]:
+    """The texts of ``sentences`` as a reader needs them: a table row after its header, each header once."""
+    texts: list[str] = []
+    for sentence in sentences:
+        if sentence.header and sentence.header not in texts:
+            texts.append(sentence.header)
+        texts.append(sentence.text)
+    return texts
 
 
 def candidates(question: str, passages: Iterable[tuple[int, str]], limit: int) -> list[Sentence]:

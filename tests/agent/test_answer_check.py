@@ -32,6 +32,14 @@ def test_the_model_reads_the_whole_sentences_the_evidence_stands_in_reflowed_eac
     assert evidence_text(both, BOOK) == "Descale the machine every three months. Filtered water slows scale."
 
 
+def test_a_table_row_is_read_under_its_header() -> None:
+    text = "Total | First approver | Second approver\nOver 100 | Manager | Director"
+    table = PassageBook([Passage(label=1, title="Policy", text=text)])
+    evidence = [Evidence.at(1, text, text.index("Over"), len(text))]
+    row = AnswerStatement(text="The Director.", evidence=evidence, supported=True)
+    assert evidence_text(row, table) == text
+
+
 def test_evidence_in_a_passage_the_book_does_not_hold_is_left_out() -> None:
     held = statement((1, 0, 7))
     held.evidence.append(Evidence(label=9, quote="Elsewhere", start=0, end=9))

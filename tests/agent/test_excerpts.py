@@ -53,6 +53,15 @@ def test_a_passage_that_starts_like_a_markdown_block_stays_text() -> None:
     assert "> \\# Not a heading here [1]" in excerpt_answer([statement], [passage(1, "x")], "no model")
 
 
+def test_a_table_row_is_quoted_under_its_header_and_its_span_is_the_row() -> None:
+    table = "| Stage | Total ascent |\n| 1 | 310 m |\n| 2 | 540 m |"
+    [statement, *_] = excerpt_statements("What is the total ascent of stage 2?", [passage(1, table)])
+    assert statement.text == "| Stage | Total ascent |\n| 2 | 540 m |"
+    assert statement.evidence[0].quote == "| 2 | 540 m |"
+    text = excerpt_answer([statement], [passage(1, table)], "no model")
+    assert "> \\| Stage | Total ascent |\n>\n> \\| 2 | 540 m | [1]\n" in text
+
+
 def test_headings_and_over_long_sentences_are_not_excerpts_and_nothing_found_is_said() -> None:
     long = passage(1, "starter " * (MAX_SENTENCE_CHARS // 8 + 10))
     heading = passage(2, "## Making a starter")

@@ -241,6 +241,24 @@ def test_a_yes_stands_where_the_sentence_denies_only_what_the_question_denies_or
     assert check_statement(yes, manual, {1}, "drop", question=question).statement is not None
 
 
+def test_a_table_row_is_evidence_for_what_its_header_names() -> None:
+    row = "| 2 | Innisford | Selkie Bay | 540 m |"
+    stages = f"| Stage | From | To | Total ascent |\n| 1 | Kilbride | Innisford | 310 m |\n{row}"
+    path = PassageBook([Passage(label=1, title="Coastal path", text=stages)])
+    question = "How much climbing is there on the Innisford to Selkie Bay stage?"
+    climb = statement("The stage has a total ascent of 540 metres.", (1, "| 2 | Innisford | Selkie Bay | 540 m |"))
+    checked = check_statement(climb, path, {1}, "drop", question=question)
+    assert (
+        checked.statement is not None
+        and checked.statement.evidence[0].quote == "| 2 | Innisford | Selkie Bay | 540 m |"
+    )
+    # The model's own wording, no quote found: the row under its header still holds every word it adds.
+    own = statement("The stage has a total ascent of 540 metres.", (1, "Total ascent: 540 m"))
+    assert check_statement(own, path, {1}, "drop", question=question, quotes="facts").statement is not None
+    wrong = statement("The stage has a total ascent of 310 metres.", (1, row))
+    assert check_statement(wrong, path, {1}, "drop", question=question).statement is None
+
+
 def test_an_answer_made_of_function_words_is_weighed_by_them() -> None:
     question = "How many times is the default value of a function parameter evaluated?"
     once = statement("The default value is evaluated only once.", (3, "The default value is evaluated only once."))

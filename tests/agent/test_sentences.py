@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from sextant.agent.sentences import MAX_SENTENCE_CHARS, Sentence, answer_terms, candidates, distinct, rank, split, terms
+from sextant.agent.sentences import (
+    MAX_SENTENCE_CHARS,
+    Sentence,
+    answer_terms,
+    candidates,
+    distinct,
+    rank,
+    readable,
+    split,
+    terms,
+)
 
 
 def texts(sentences: list[Sentence]) -> list[str]:
@@ -155,3 +165,43 @@ def test_a_sentence_two_overlapping_passages_share_is_read_once_under_the_first(
 def test_units_short_or_long_and_either_spelling_are_one_term() -> None:
     assert terms("10 g, 2%, 5 km, 20 min") == terms("10 grams, 2 percent, 5 kilometers, 20 minutes")
     assert terms("3 litres") == terms("3 liters") and terms("I'm sure") == ["m", "sure"]
+
+
+def test_units_after_a_number_are_units_and_elsewhere_words() -> None:
+    assert terms("540 m in 4.5 h, 30 s") == terms("540 metres in 4.5 hours, 30 seconds")
+    assert "metre" not in terms("I'm here") and "second" not in terms("it's here")
+
+
+STAGES = (
+    "Table 1: Stages of the coastal path\n| Stage | Distance | Total ascent |\n| 1 | 16 km | 310 m |\n"
+    "| 2 | 13 km | 540 m |\n\nThe path is waymarked."
+)
+
+
+def test_a_table_row_says_what_its_header_names_its_cells() -> None:
+    sentences = split(1, STAGES)
+    assert [(s.text, s.header) for s in sentences] == [
+        ("Table 1: Stages of the coastal path", ""),
+        ("| Stage | Distance | Total ascent |", ""),
+        ("| 1 | 16 km | 310 m |", "| Stage | Distance | Total ascent |"),
+        ("| 2 | 13 km | 540 m |", "| Stage | Distance | Total ascent |"),
+        ("The path is waymarked.", ""),
+    ]
+    assert sentences[3].said == "| Stage | Distance | Total ascent |\n| 2 | 13 km | 540 m |"
+    assert sentences[4].said == sentences[4].text
+
+
+def test_a_markdown_separator_row_is_no_sentence_and_no_header() -> None:
+    text = "| City | Cap |\n| --- | :---: |\n| Hamburg | 170 EUR |"
+    assert [(s.text, s.header) for s in split(1, text)] == [
+        ("| City | Cap |", ""),
+        ("| Hamburg | 170 EUR |", "| City | Cap |"),
+    ]
+
+
+def test_a_row_ranks_by_its_header_and_is_read_after_it_once() -> None:
+    question = "What is the total ascent of stage 2?"
+    best = rank(question, split(1, STAGES))[0].sentence
+    assert best.text == "| 2 | 13 km | 540 m |"
+    rows = [s for s in split(1, STAGES) if s.header]
+    assert readable(rows) == ["| Stage | Distance | Total ascent |", "| 1 | 16 km | 310 m |", "| 2 | 13 km | 540 m |"]
