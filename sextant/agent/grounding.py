@@ -31,8 +31,10 @@ what the statement says. Second, small models write the right fact and then "quo
 rather than the passage's. When no quote is found, the statement still stands on a sentence of a
 passage the model was shown (those it cited first) that holds *every* word the statement adds to the
 question: its numbers, names and other content words (stemmed, ``sextant.agent.sentences.terms``). That
-whole sentence becomes the quote. A statement that adds nothing to the question, or adds a word no single
-sentence holds (an invented year, a name from elsewhere), still finds no evidence.
+whole sentence becomes the quote, and it also replaces quotes that say only part of what the statement
+does (the answer check reads the evidence, and a sentence beside the point reads as no answer). A
+statement that adds nothing to the question, or adds a word no single sentence holds (an invented year, a
+name from elsewhere), still finds no evidence.
 """
 
 from __future__ import annotations
@@ -114,8 +116,9 @@ def check_statement(
     cited_first = _cited_first(statement, passages)
     if not evidence and claim.added:
         evidence = _copied(statement, cited_first)
-    if not evidence and quotes == "facts":
-        evidence = _fact_sentence(claim.added, cited_first)
+    if quotes == "facts" and not claim.added <= set(answer_terms(" ".join(e.quote for e in evidence))):
+        # No quote, or quotes that say only part of it: the sentence that says all of it is the evidence.
+        evidence = _fact_sentence(claim.added, cited_first) or evidence
     if evidence:
         kept = AnswerStatement(text=statement.text, evidence=evidence, supported=True)
         return Checked(kept, len(statement.quotes), found)

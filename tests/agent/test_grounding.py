@@ -143,6 +143,22 @@ def test_facts_finds_the_sentence_that_holds_what_the_statement_adds_when_the_qu
     assert evidence.label == 2 and evidence.quote == "Hamburg | 170 EUR"
 
 
+def test_facts_puts_the_sentence_that_says_all_of_it_in_place_of_a_quote_that_says_part() -> None:
+    wheels = PassageBook(
+        [
+            Passage(label=1, title="Packaging", text="Compiled projects build one Python wheel per platform."),
+            Passage(label=2, title="Packaging", text="The tag py3-none-any means pure Python for any platform."),
+        ]
+    )
+    question = "What does the wheel tag py3-none-any mean?"
+    pure = statement("It is pure Python for any platform.", (1, "one Python wheel per platform"))
+    assert check_statement(pure, wheels, {1, 2}, "drop", question=question).statement is not None
+    checked = check_statement(pure, wheels, {1, 2}, "drop", question=question, quotes="facts")
+    assert checked.statement is not None and checked.found == 1
+    [evidence] = checked.statement.evidence
+    assert evidence.label == 2 and evidence.quote.startswith("The tag py3-none-any")
+
+
 def test_facts_finds_nothing_for_a_figure_no_sentence_holds_or_a_statement_that_adds_nothing() -> None:
     question = "What is the nightly hotel cap in Hamburg?"
     for text in ("200", "The nightly hotel cap in Hamburg."):
