@@ -104,7 +104,8 @@ class RemovedStatement(BaseModel):
     quotes: list[WrittenQuote] = Field(default_factory=list)
     check: Literal["quote", "answer"] = Field(
         description="'quote': none of its quotes was found in a passage shown; 'answer': its quotes were found, "
-        "and the answer check judged that their sentences do not answer the question."
+        "but it is not the kind of answer the question asks for (no number for 'how many') or the answer check "
+        "judged that their sentences do not answer the question."
     )
 
 
@@ -116,7 +117,10 @@ class Verification(BaseModel):
     addresses_question: bool | None = None
     note: str = ""
     answer_checks: int = Field(
-        default=0, ge=0, description="Statements the answer check asked about: do their sentences answer the question?"
+        default=0,
+        ge=0,
+        description="Statements checked for answering the question: the kind of answer it asks for, then (with a "
+        "checker model) whether their sentences answer it.",
     )
     not_answering: list[str] = Field(
         default_factory=list,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from sextant.agent.answer_check import AnswerCheck
+from sextant.agent.answer_type import answers_kind
 from sextant.agent.citations import MARKER, CitationReport, MarkerScanner, check, labels_in
 from sextant.agent.events import (
     AgentEvent,
@@ -280,7 +281,11 @@ class AgentLoop:
         return events
 
     async def _answers(self, run: _Run, statement: AnswerStatement) -> bool:
-        """The answer check's verdict; a check that cannot be made keeps the statement."""
+        """Whether ``statement`` answers: the kind of answer the question asks for (a number for "how many"),
+        then the answer check's verdict; a model check that cannot be made keeps the statement."""
+        if not answers_kind(run.question, statement.text):
+            run.answer_checks += 1
+            return False
         if self.answer_check is None:
             return True
         try:

@@ -442,6 +442,22 @@ async def test_statements_the_check_keeps_are_streamed_and_the_others_go(kb: Kno
         assert answer.verification.not_answering == ["A double uses 18 grams."]
 
 
+async def test_a_question_after_a_number_is_not_answered_by_a_statement_without_one(kb: KnowledgeBase) -> None:
+    """The kind of answer is checked for every model, before any checker model is asked."""
+    async with open_kb(kb) as kb_tools:
+        quote = (1, "A double shot uses 18 grams of finely ground coffee")
+        model = _local_answer(quoted("A double shot uses finely ground coffee.", quote))
+        checker = ScriptedYesNo([])
+        loop = AgentLoop(kb_tools, model, answer_check=AnswerCheck(checker))
+        answer = answer_of(await collect(loop.run("How many grams of coffee does a double shot use?")))
+        assert answer.text == NOT_ANSWERED and checker.questions == []
+        [removed] = answer.verification.removed
+        assert (removed.text, removed.check) == ("A double shot uses finely ground coffee.", "answer")
+        counted = _local_answer(quoted("A double shot uses 18 grams of finely ground coffee.", quote))
+        kept = answer_of(await collect(AgentLoop(kb_tools, counted).run("How many grams does a double shot use?")))
+        assert kept.text == "A double shot uses 18 grams of finely ground coffee [1]."
+
+
 async def test_a_check_that_cannot_be_made_keeps_the_statement(kb: KnowledgeBase) -> None:
     async with open_kb(kb) as kb_tools:
         model = _local_answer(quoted("Brew at 93 degrees.", (1, BREW)))

@@ -840,7 +840,7 @@ export interface components {
         RemovedStatement: {
             /**
              * Check
-             * @description 'quote': none of its quotes was found in a passage shown; 'answer': its quotes were found, and the answer check judged that their sentences do not answer the question.
+             * @description 'quote': none of its quotes was found in a passage shown; 'answer': its quotes were found, but it is not the kind of answer the question asks for (no number for 'how many') or the answer check judged that their sentences do not answer the question.
              * @enum {string}
              */
             check: "quote" | "answer";
@@ -1047,7 +1047,7 @@ export interface components {
             addresses_question?: boolean | null;
             /**
              * Answer Checks
-             * @description Statements the answer check asked about: do their sentences answer the question?
+             * @description Statements checked for answering the question: the kind of answer it asks for, then (with a checker model) whether their sentences answer it.
              * @default 0
              */
             answer_checks: number;
