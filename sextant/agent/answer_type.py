@@ -3,9 +3,9 @@
 "How many nematodes per square metre?" is answered by a number, and "The nematode, watered onto the soil,
 kills slugs" is no answer to it however well its quote stands in the passage: a small model, shown passages
 about the subject that leave the figure out, restates what they do say (learning/agent.md, run 20). A
-question that asks how many, how much, how long, how often (and the like), or for a temperature, a rate or a
-price, is answered only by a statement holding a number: digits, a number word, or a word that is a count
-or a frequency ("once", "twice", "weekly", "overnight").
+question that asks how many, how much, how long, how often (and the like), or for a year, a temperature, a
+rate or a price, is answered only by a statement holding a number: digits, a number word, or a word that is a
+count or a frequency ("once", "twice", "weekly", "overnight").
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ _QUANTITY_QUESTION = re.compile(
     r"^\s*(?:how\s+(?:many|much|long|often|far|old|high|big|heavy|hot|warm|cold|large|tall|deep|wide|soon|fast)\b"
     # "What rear tyre pressure is suggested", "What share of my pay": the noun asked for, then its verb or
     # "of"; not "What length requirement applies", which asks for a rule.
-    r"|(?:what|which)(?:\s+[\w'-]+){0,3}?\s+(?:temperature|percentage|share|pressure|rate|age|size|weight|number"
-    r"|dose|amount|torque|speed|price|cost|fee|salary|distance|duration|length|height|width|depth|capacity"
+    r"|(?:in\s+)?(?:what|which)(?:\s+[\w'-]+){0,3}?\s+(?:year|temperature|percentage|share|pressure|rate|age"
+    r"|size|weight|number|dose|amount|torque|speed|price|cost|fee|salary|distance|duration|length|height|width|depth|capacity"
     r"|voltage|frequency)s?\s+(?:is|are|was|were|does|do|did|should|must|can|could|will|would|may|might|has|have"
     r"|of|for|per)\b)",
     re.IGNORECASE,

@@ -18,6 +18,7 @@ from sextant.agent.answer_type import answers_kind, asks_for_quantity
         "What torque should a thru-axle be tightened to?",
         "What share of my pay does Quillfeather put into my pension?",
         "Which water temperature should I use for oolong?",
+        "In which year was the first edition published?",
     ],
 )
 def test_questions_after_a_quantity(question: str) -> None:
