@@ -5,7 +5,8 @@ kills slugs" is no answer to it however well its quote stands in the passage: a 
 about the subject that leave the figure out, restates what they do say (learning/agent.md, run 20). A
 question that asks how many, how much, how long, how often (and the like), or for a year, a temperature, a
 rate or a price, is answered only by a statement holding a number: digits, a number word, or a word that is a
-count or a frequency ("once", "twice", "weekly", "overnight").
+count, a frequency or a span of time ("once", "twice", "weekly", "every", "overnight", "a week"; "free" for a
+price).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ _NUMBER = re.compile(
     r"|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand"
     r"|million|billion|once|twice|thrice|half|quarter|third|dozen|few|several|couple"
     r"|none|zero|daily|weekly|fortnightly|monthly|quarterly|yearly|annually|hourly|nightly|overnight"
-    r"|indefinitely|permanently)\b",
+    r"|indefinitely|permanently|every|each|always|never|free"
+    r"|seconds?|minutes?|hours?|days?|weeks?|fortnights?|months?|years?|decades?|centur(?:y|ies))\b",
     re.IGNORECASE,
 )
 

@@ -40,9 +40,16 @@ def test_questions_after_anything_else(question: str) -> None:
     assert not asks_for_quantity(question)
 
 
-def test_a_quantity_is_digits_a_number_word_a_count_or_a_frequency() -> None:
+def test_a_quantity_is_digits_a_number_word_a_count_a_frequency_or_a_span_of_time() -> None:
     question = "How often should the machine be descaled?"
-    for statement in ("Every 2 months.", "Every two months.", "Twice a year.", "Weekly.", "Fourteen of them."):
+    for statement in (
+        "Every 2 months.",
+        "Every two months.",
+        "Twice a year.",
+        "Weekly.",
+        "Fourteen of them.",
+        "A week.",
+    ):
         assert answers_kind(question, statement)
     assert not answers_kind(question, "Descale it with citric acid.")
     assert answers_kind("What does the wheel tag mean?", "It is pure Python.")
