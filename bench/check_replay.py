@@ -23,19 +23,16 @@ from pathlib import Path
 from sextant.agent.answer_type import answers_kind
 from sextant.agent.grounding import check_statement
 from sextant.agent.passages import Passage, PassageBook
+from sextant.evals.agent_cli import agent_sets
+from sextant.evals.golden import load_golden
 from sextant.llm.chat import Quote, Statement
 
 EVAL = Path(__file__).resolve().parents[1] / "eval"
 
 
 def questions() -> dict[str, str]:
-    found: dict[str, str] = {}
-    for path in EVAL.glob("*.jsonl"):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
-            if "question" in row:
-                found[row["id"]] = row["question"]
-    return found
+    """Every question of the sets ``sextant-eval-agent`` answers, by id."""
+    return {q.id: q.text for s in agent_sets(EVAL).values() for q in load_golden(s.golden)}
 
 
 def kept_now(text: str, quotes: list[tuple[int, str]], passages: list[Passage], question: str) -> bool:

@@ -18,8 +18,8 @@ _QUANTITY_QUESTION = re.compile(
     # "What rear tyre pressure is suggested", "What share of my pay": the noun asked for, then its verb or
     # "of"; not "What length requirement applies", which asks for a rule.
     r"|(?:in\s+)?(?:what|which)(?:\s+[\w'-]+){0,3}?\s+(?:year|temperature|percentage|share|pressure|rate|age"
-    r"|size|weight|number|dose|amount|torque|speed|price|cost|fee|salary|distance|duration|length|height|width|depth|capacity"
-    r"|voltage|frequency)s?\s+(?:is|are|was|were|does|do|did|should|must|can|could|will|would|may|might|has|have"
+    r"|size|weight|number|dose|amount|torque|speed|price|cost|fee|salary|distance|duration|length|height|width"
+    r"|depth|capacity|voltage|frequency)s?\s+(?:is|are|was|were|does|do|did|should|must|can|could|will|would|may|might|has|have"
     r"|of|for|per)\b)",
     re.IGNORECASE,
 )
