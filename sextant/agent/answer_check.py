@@ -16,14 +16,12 @@ and left 16 of the 66 unanswerable questions answered instead of 40 (learning/ag
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 
 from sextant.agent.events import AnswerStatement
 from sextant.agent.passages import PassageBook
-from sextant.agent.sentences import Sentence, split
+from sextant.agent.sentences import split
 from sextant.llm.chat import YesNoModel
 from sextant.llm.factory import ModelChoice
-from sextant.llm.settings import ModelSettings
 
 log = logging.getLogger(__name__)
 
@@ -34,17 +32,10 @@ KEEP_AT = 0.5
 
 
 class AnswerCheck:
-    """Asks ``model`` whether a statement's evidence answers the question; with ``sentences``, also which of the
-    sentences the writer would read answer it, before it writes.
+    """Asks ``model`` whether a statement's evidence answers the question."""
 
-    A verdict is remembered by what was asked (the checker reads deterministically), so a statement standing on
-    one sentence the check already read costs nothing more.
-    """
-
-    def __init__(self, model: YesNoModel, *, sentences: bool = False) -> None:
+    def __init__(self, model: YesNoModel) -> None:
         self.model = model
-        self.sentences = sentences
-        self._asked: dict[str, float] = {}
 
     async def answers(self, question: str, statement: AnswerStatement, book: PassageBook) -> bool:
         """Whether the sentences holding ``statement``'s evidence answer ``question``.
@@ -52,35 +43,14 @@ class AnswerCheck:
         Raises:
             ModelError: the model could not be asked (the caller keeps the statement).
         """
-        probability = await self._yes(check_question(question, statement, book))
+        probability = await self.model.yes_probability(SYSTEM, check_question(question, statement, book))
         log.debug("answer check %.3f for %r", probability, statement.text)
         return probability >= KEEP_AT
 
-    async def answering(self, question: str, sentences: Sequence[Sentence], book: PassageBook) -> list[Sentence]:
-        """The ``sentences`` that answer ``question``, each read alone after its passage's place, in their order.
 
-        Raises:
-            ModelError: the model could not be asked (the caller keeps every sentence).
-        """
-        kept: list[Sentence] = []
-        for sentence in sentences:
-            passage = book.get(sentence.label)
-            place = passage.citation() if passage is not None else ""
-            if await self._yes(question_from(question, place, sentence.said)) >= KEEP_AT:
-                kept.append(sentence)
-        return kept
-
-    async def _yes(self, asked: str) -> float:
-        if asked not in self._asked:
-            self._asked[asked] = await self.model.yes_probability(SYSTEM, asked)
-        return self._asked[asked]
-
-
-def answer_check_for(choice: ModelChoice, settings: ModelSettings) -> AnswerCheck | None:
-    """The check the configured models make, if any, as ``settings`` ask for it."""
-    if choice.checker is None:
-        return None
-    return AnswerCheck(choice.checker, sentences=settings.answer_check_sentences == "on")
+def answer_check_for(choice: ModelChoice) -> AnswerCheck | None:
+    """The check the configured models make, if any."""
+    return AnswerCheck(choice.checker) if choice.checker is not None else None
 
 
 def check_question(question: str, statement: AnswerStatement, book: PassageBook) -> str:

@@ -37,7 +37,7 @@ async def ask(question: str, settings: AgentSettings) -> int:
             unsupported=settings.unsupported,
             quotes=settings.quotes,
             max_output_tokens=settings.max_output_tokens,
-            answer_check=answer_check_for(choice, settings),
+            answer_check=answer_check_for(choice),
         )
         try:
             async for event in loop.run(question):

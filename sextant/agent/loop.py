@@ -38,8 +38,7 @@ from sextant.agent.excerpts import excerpt_answer, excerpt_statements
 from sextant.agent.grounding import QuoteMatch, Unsupported, check_statement, render
 from sextant.agent.kb_client import ToolOutcome, search_result
 from sextant.agent.passages import Passage, PassageBook
-from sextant.agent.policies import MAX_TURNS, SEARCH_K, Choose, ForcedSearch, Policy, Search, ToolUse
-from sextant.agent.sentences import Sentence
+from sextant.agent.policies import MAX_TURNS, SEARCH_K, ForcedSearch, Policy, Search, ToolUse
 from sextant.agent.verify import verify_answer
 from sextant.llm.chat import (
     ChatModel,
@@ -108,8 +107,6 @@ class _Run:
     found_any: bool = False
     empty_kb: bool = False  # a search found the knowledge base holding no documents at all
     ready: bool = False  # a tool-calling model stopped searching
-    chosen: tuple[Sentence, ...] | None = None
-    sentence_checks: int = 0
     statements: list[AnswerStatement] = field(default_factory=list)
     quotes: int = 0
     quotes_found: int = 0
@@ -183,11 +180,7 @@ class AgentLoop:
         policy: Policy = (
             ToolUse(tools, web_search=self.web_search, max_output_tokens=self.max_output_tokens)
             if model.calls_tools_itself
-            else ForcedSearch(
-                tools,
-                max_output_tokens=self.max_output_tokens,
-                choose=self.answer_check is not None and self.answer_check.sentences,
-            )
+            else ForcedSearch(tools, max_output_tokens=self.max_output_tokens)
         )
         prose: list[str] = []
         scanner = MarkerScanner()
@@ -200,9 +193,6 @@ class AgentLoop:
                 results: list[ToolResult] = []
                 async for event in self._call_tool(run, step.call, True, results):
                     yield event
-                continue
-            if isinstance(step, Choose):
-                run.chosen = await self._choose(run, step.sentences)
                 continue
             if self.budget is not None and self.budget.exhausted():
                 async for event in self._excerpts(run, "today's model budget ran out during the answer"):
@@ -305,17 +295,6 @@ class AgentLoop:
             return True
         run.answer_checks += 1
         return answers
-
-    async def _choose(self, run: _Run, sentences: tuple[Sentence, ...]) -> tuple[Sentence, ...]:
-        """The ``sentences`` the answer check says answer the question; all of them when it cannot be asked."""
-        assert self.answer_check is not None  # the policy chooses only when there is a check
-        try:
-            chosen = await self.answer_check.answering(run.question, sentences, run.book)
-        except ModelError as exc:
-            log.warning("sentence check skipped: %s", exc)
-            return sentences
-        run.sentence_checks += len(sentences)
-        return tuple(chosen)
 
     async def _answer(self, run: _Run, model: ChatModel, prose: str) -> AsyncIterator[AgentEvent]:
         if not prose and not run.statements:
@@ -500,8 +479,6 @@ def _quote_note(run: _Run) -> str:
     if run.answer_checks:
         gone = len(run.not_answering)
         note += f"; {gone} of {run.answer_checks} statements removed because their sentences do not answer the question"
-    if run.sentence_checks and run.chosen is not None:
-        note += f"; {len(run.chosen)} of {run.sentence_checks} sentences read answer the question, by the answer check"
     return note
 
 

@@ -58,14 +58,7 @@ class Search:
     call: ToolCall
 
 
-@dataclass(frozen=True)
-class Choose:
-    """The loop asks the answer check which of these sentences answer the question (``RunView.chosen``)."""
-
-    sentences: tuple[Sentence, ...]
-
-
-Step = ChatRequest | Search | Choose | None
+Step = ChatRequest | Search | None
 
 
 class RunView(Protocol):
@@ -77,7 +70,6 @@ class RunView(Protocol):
     searches: int
     found_any: bool
     ready: bool
-    chosen: tuple[Sentence, ...] | None  # the sentences the answer check said answer, once it was asked
 
     def shown_passages(self) -> list[Passage]: ...
 
@@ -115,12 +107,9 @@ class ToolUse:
 
 
 class ForcedSearch:
-    """``choose``: the answer check reads the sentences first, and the writer reads only those that answer."""
-
-    def __init__(self, tools: Sequence[ToolSpec], *, max_output_tokens: int, choose: bool = False) -> None:
+    def __init__(self, tools: Sequence[ToolSpec], *, max_output_tokens: int) -> None:
         self.tools = tuple(tools)
         self.max_output_tokens = max_output_tokens
-        self.choose = choose
 
     def next_step(self, run: RunView, messages: Sequence[Message]) -> Step:
         if run.searches == 0:
@@ -131,10 +120,6 @@ class ForcedSearch:
             )
         if not run.found_any:
             return None  # nothing to read: the answer is that the documents do not answer
-        if self.choose and run.chosen is None:
-            return Choose(tuple(sentences_read(run.question, run.shown_passages())))
-        if run.chosen == ():
-            return None  # no sentence answers: neither will the writer
         return answer_request(run, trimmed=True, max_output_tokens=self.max_output_tokens)
 
 
@@ -153,7 +138,7 @@ def answer_request(run: RunView, *, trimmed: bool, max_output_tokens: int) -> Ch
     """
     shown = run.shown_passages()
     if trimmed:
-        sentences = run.chosen or sentences_read(run.question, shown)
+        sentences = sentences_read(run.question, shown)
         blocks = [
             f"[{p.label}] {p.citation()}\n" + " … ".join(readable(s for s in sentences if s.label == p.label))
             for p in shown

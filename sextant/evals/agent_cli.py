@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
         progress,
         settings.unsupported,
         settings.quotes,
-        answer_check_for(choice, settings),
+        answer_check_for(choice),
     )
     elapsed = time.perf_counter() - started
 

@@ -52,12 +52,6 @@ class ModelSettings(SharedSettings):
         "(sextant-models fetch qwen2.5-coder-1.5b-instruct; without its file answers are unchecked, with a warning); "
         "off; or a model name or .gguf path (learning/agent.md, run 7).",
     )
-    answer_check_sentences: Literal["on", "off"] = Field(
-        default="off",
-        description="on: the answer check also reads each sentence the writer would read, before it writes, and "
-        "the writer reads only those that answer; when none does, the answer says so without a writer's turn "
-        "(learning/agent.md, run 21).",
-    )
     local_url: str | None = Field(
         default=None,
         description="OpenAI-compatible chat endpoint (llama.cpp server, Ollama, vLLM), e.g. http://127.0.0.1:8080/v1.",

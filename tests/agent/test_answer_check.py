@@ -5,10 +5,8 @@ from __future__ import annotations
 from sextant.agent.answer_check import KEEP_AT, AnswerCheck, answer_check_for, evidence_text, places
 from sextant.agent.events import AnswerStatement, Evidence
 from sextant.agent.passages import Passage, PassageBook
-from sextant.agent.sentences import split
 from sextant.llm.factory import ModelChoice
 from sextant.llm.scripted import ScriptedYesNo
-from sextant.llm.settings import ModelSettings
 
 DESCALE = "Descale the machine\nevery three months. Use citric acid. Rinse the tank weekly."
 BOOK = PassageBook(
@@ -73,28 +71,7 @@ async def test_the_statement_stays_when_yes_is_at_least_as_likely_as_no() -> Non
     )
 
 
-async def test_the_sentences_that_answer_are_kept_in_their_order_each_read_after_its_place() -> None:
-    sentences = split(1, DESCALE) + split(2, "Filtered water slows scale.")
-    model = ScriptedYesNo([0.9, 0.2, 0.5, 0.1])
-    kept = await AnswerCheck(model, sentences=True).answering("How often do I descale?", sentences, BOOK)
-    assert [s.text for s in kept] == ["Descale the machine every three months.", "Rinse the tank weekly."]
-    assert model.questions[0].startswith("Text: From Manual: Descale the machine every three months.\n\n")
-    assert model.questions[3].startswith("Text: From Manual: Filtered water slows scale.\n\n")
-
-
-async def test_a_statement_on_a_sentence_already_read_is_not_asked_again() -> None:
-    model = ScriptedYesNo([0.9])
-    check = AnswerCheck(model, sentences=True)
-    [first, *_] = split(1, DESCALE)
-    assert await check.answering("How often do I descale?", [first], BOOK) == [first]
-    assert await check.answers("How often do I descale?", statement((1, 0, 7)), BOOK)
-    assert len(model.questions) == 1
-
-
-def test_only_a_choice_with_a_checker_checks_and_the_settings_say_whether_sentences_too() -> None:
-    settings = ModelSettings(answer_check_sentences="on")
-    assert answer_check_for(ModelChoice(None, "none", "no model"), settings) is None
-    check = answer_check_for(ModelChoice(None, "local", "local", ScriptedYesNo([])), settings)
-    assert check is not None and check.model.name == "scripted-yes-no" and check.sentences
-    off = answer_check_for(ModelChoice(None, "local", "local", ScriptedYesNo([])), ModelSettings())
-    assert off is not None and not off.sentences
+def test_only_a_choice_with_a_checker_checks() -> None:
+    assert answer_check_for(ModelChoice(None, "none", "no model")) is None
+    check = answer_check_for(ModelChoice(None, "local", "local", ScriptedYesNo([])))
+    assert check is not None and check.model.name == "scripted-yes-no"

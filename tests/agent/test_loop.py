@@ -442,33 +442,6 @@ async def test_statements_the_check_keeps_are_streamed_and_the_others_go(kb: Kno
         assert answer.verification.not_answering == ["A double uses 18 grams."]
 
 
-async def test_checked_first_the_writer_reads_only_the_sentences_that_answer(kb: KnowledgeBase) -> None:
-    async with open_kb(kb) as kb_tools:
-        model = _local_answer(quoted("Brew at 93 degrees.", (1, BREW)))
-        checker = ScriptedYesNo([0.9, 0.1])
-        loop = AgentLoop(kb_tools, model, answer_check=AnswerCheck(checker, sentences=True))
-        answer = answer_of(await collect(loop.run("How hot is the water for a double espresso shot?")))
-        assert answer.text == "Brew at 93 degrees [1]."
-        # Two sentences read, one kept; the statement on it is not asked about again.
-        assert [q.split("\n\n")[0] for q in checker.questions] == [
-            f"Text: From Espresso guide, Espresso: {BREW}",
-            "Text: From Espresso guide, Espresso: A double shot uses 18 grams of finely ground coffee and yields "
-            "about 36 grams of liquid in 25 to 30 seconds.",
-        ]
-        shown = model.requests[0].messages[0].text  # type: ignore[union-attr]
-        assert BREW in shown and "18 grams" not in shown
-        assert "1 of 2 sentences read answer the question" in answer.verification.note
-
-
-async def test_checked_first_no_sentence_that_answers_means_no_writer_turn(kb: KnowledgeBase) -> None:
-    async with open_kb(kb) as kb_tools:
-        model = _local_answer(quoted("Brew at 93 degrees.", (1, BREW)))
-        loop = AgentLoop(kb_tools, model, answer_check=AnswerCheck(ScriptedYesNo([0.2, 0.3]), sentences=True))
-        answer = answer_of(await collect(loop.run("How hot is the water for a double espresso shot?")))
-        assert model.requests == [] and answer.text == NOT_ANSWERED and answer.turns == 0
-        assert "0 of 2 sentences read answer the question" in answer.verification.note
-
-
 async def test_a_question_after_a_number_is_not_answered_by_a_statement_without_one(kb: KnowledgeBase) -> None:
     """The kind of answer is checked for every model, before any checker model is asked."""
     async with open_kb(kb) as kb_tools:

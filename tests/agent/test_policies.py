@@ -11,13 +11,10 @@ from sextant.agent.policies import (
     SEARCH_PROMPT,
     SYSTEM_PROMPT,
     WEB_ANSWER_PROMPT,
-    Choose,
     ForcedSearch,
     Search,
     ToolUse,
-    sentences_read,
 )
-from sextant.agent.sentences import Sentence
 from sextant.llm.chat import ChatRequest, Message, ModelTurn, ToolCall, ToolSpec, UserText
 from sextant.llm.statements import STATEMENTS_INSTRUCTION
 
@@ -41,7 +38,6 @@ class FakeRun:
     searches: int = 0
     found_any: bool = False
     ready: bool = False
-    chosen: tuple[Sentence, ...] | None = None
     passages: list[Passage] = field(default_factory=list)
 
     def shown_passages(self) -> list[Passage]:
@@ -88,24 +84,6 @@ def test_forced_search_then_asks_once_for_statements_over_the_trimmed_passages()
     assert "Descale the machine every three months." in message.text
     # Only the sentences that share the question's words: not the boiler, the case, or the sourdough passage.
     assert "steel" not in message.text and "red" not in message.text and "[2]" not in message.text
-
-
-def test_choosing_forced_search_asks_which_sentences_answer_then_the_writer_reads_only_those() -> None:
-    policy = ForcedSearch(TOOLS, max_output_tokens=300, choose=True)
-    run = FakeRun(searches=1, found_any=True, passages=[DESCALE, SOURDOUGH])
-    step = policy.next_step(run, [])
-    assert isinstance(step, Choose)
-    assert [s.text for s in step.sentences] == [s.text for s in sentences_read(QUESTION, [DESCALE, SOURDOUGH])]
-    [descale] = [s for s in step.sentences if s.text.startswith("Descale")]
-    run.chosen = (descale,)
-    asked = policy.next_step(run, [])
-    assert isinstance(asked, ChatRequest) and isinstance(asked.messages[-1], UserText)
-    assert "Passages:\n\n[1] Manual, p. 4\nDescale the machine every three months.\n\n" in asked.messages[-1].text
-
-
-def test_choosing_forced_search_asks_no_writer_when_no_sentence_answers() -> None:
-    run = FakeRun(searches=1, found_any=True, passages=[DESCALE], chosen=())
-    assert ForcedSearch(TOOLS, max_output_tokens=300, choose=True).next_step(run, []) is None
 
 
 def test_the_statements_turn_keeps_the_conversation_before_it() -> None:

@@ -119,5 +119,5 @@ def _loop(state: AgentState) -> AgentLoop:
         quotes=state.settings.quotes,
         web_search=state.settings.web_search == "on",
         max_output_tokens=state.settings.max_output_tokens,
-        answer_check=answer_check_for(state.choice, state.settings),
+        answer_check=answer_check_for(state.choice),
     )
