@@ -34,7 +34,7 @@ from sextant.agent.policies import sentences_read
 from sextant.evals.golden import Question
 from sextant.evals.harness import ModeReport, grade_retrievals
 from sextant.evals.judge import check_citations
-from sextant.llm.chat import ChatModel
+from sextant.llm.chat import ChatModel, YesNoModel
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +63,7 @@ class AgentRun:
     searched_s: float | None = None
     first_statement_s: float | None = None
     answered_s: float | None = None
+    checking_s: float = 0.0  # of those, the seconds the answer check's model spent reading
 
     @property
     def retrieval_abstained(self) -> bool:
@@ -80,6 +81,7 @@ async def ask_all(
     answer_check: AnswerCheck | None = None,
 ) -> list[AgentRun]:
     """Every question through the real loop and a real ``sextant-kb`` process over ``store``."""
+    checker = TimedChecker(answer_check.model) if answer_check is not None else None
     params = stdio_server(None)
     params.env = {**(params.env or dict(os.environ)), "SEXTANT_CHROMA_DIR": str(store), "SEXTANT_LOG_LEVEL": "WARNING"}
     runs: list[AgentRun] = []
@@ -90,10 +92,11 @@ async def ask_all(
             verify=verify,  # type: ignore[arg-type]
             unsupported=unsupported,  # type: ignore[arg-type]
             quotes=quotes,  # type: ignore[arg-type]
-            answer_check=answer_check,
+            answer_check=AnswerCheck(checker) if checker is not None else None,
         )
         for question in questions:
             run = AgentRun(question)
+            checked_before = checker.seconds if checker is not None else 0.0
             passages: dict[int, Passage] = {}
             order: list[int] = []
             started = time.perf_counter()
@@ -101,10 +104,30 @@ async def ask_all(
                 _record(event, run, passages, order)
                 _time(event, run, time.perf_counter() - started)
             run.retrieved = [passages[label] for label in order if label in passages]
+            run.checking_s = (checker.seconds if checker is not None else 0.0) - checked_before
             runs.append(run)
             if progress is not None:
                 progress(len(runs), run)
     return runs
+
+
+class TimedChecker:
+    """The answer check's model, with the seconds it has spent answering counted."""
+
+    def __init__(self, model: YesNoModel) -> None:
+        self.model = model
+        self.name = model.name
+        self.seconds = 0.0
+
+    async def yes_probability(self, system: str, question: str) -> float:
+        started = time.perf_counter()
+        try:
+            return await self.model.yes_probability(system, question)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    async def aclose(self) -> None:
+        await self.model.aclose()
 
 
 def _record(event: AgentEvent, run: AgentRun, passages: dict[int, Passage], order: list[int]) -> None:
@@ -266,17 +289,23 @@ def evidence_summary(runs: Sequence[AgentRun]) -> dict[str, Any]:
 
 
 def timing_summary(runs: Sequence[AgentRun]) -> dict[str, Any]:
-    """Median seconds: to the answer, to the first statement after the search returned, and of the model's
-    grounded turn alone (search returned to answer), the floor an answer cannot beat."""
+    """Median seconds: to the answer, to the first statement after the search returned, of the answer check's
+    reading, and of the writer's grounded turn alone (search returned to answer, less the check's reading), the
+    floor an answer cannot beat."""
     answered = [r.answered_s for r in runs if r.answered_s is not None]
     after_search = [
         r.first_statement_s - r.searched_s for r in runs if r.first_statement_s is not None and r.searched_s is not None
     ]
-    turn = [r.answered_s - r.searched_s for r in runs if r.answered_s is not None and r.searched_s is not None]
+    turn = [
+        r.answered_s - r.searched_s - r.checking_s
+        for r in runs
+        if r.answered_s is not None and r.searched_s is not None
+    ]
     p50 = statistics.median
     return {
         "answer_p50_s": round(p50(answered), 2) if answered else None,
         "first_statement_after_search_p50_s": round(p50(after_search), 2) if after_search else None,
+        "answer_check_p50_s": round(p50([r.checking_s for r in runs]), 2) if runs else None,
         "grounded_turn_p50_s": round(p50(turn), 2) if turn else None,
         "answer_to_floor": round(p50(answered) / p50(turn), 3) if answered and turn and p50(turn) > 0 else None,
     }

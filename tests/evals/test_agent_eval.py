@@ -13,12 +13,14 @@ from sextant.agent.passages import Passage
 from sextant.agent.policies import SENTENCES_SHOWN
 from sextant.evals.agent_eval import (
     AgentRun,
+    TimedChecker,
     answer_summary,
     ask_all,
     evidence_reach,
     grade_runs,
     judge_rows,
     on_the_evidence,
+    timing_summary,
     write_jsonl,
 )
 from sextant.evals.golden import Question, Target
@@ -27,7 +29,7 @@ from sextant.kb.documents import LoadedDocument, PageSpan
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.llm.chat import Quote, Statement
-from sextant.llm.scripted import ScriptedModel, ScriptedTurn, search_call
+from sextant.llm.scripted import ScriptedModel, ScriptedTurn, ScriptedYesNo, search_call
 from sextant.settings import KbSettings
 
 READY = ScriptedTurn(text="READY")
@@ -119,3 +121,25 @@ def test_evidence_reach_says_whether_the_labelled_snippet_was_shown_and_among_th
     ]
     # The tank's sentence shares no word with the question, and ten grinders' sentences do: it is not read.
     assert evidence_reach(runs) == {"evidence_in_passages_shown": 0.6667, "evidence_in_sentences_read": 0.3333}
+
+
+def test_the_floor_is_the_writer_s_turn_alone_the_answer_check_s_reading_left_out() -> None:
+    question = Question("q", "How much coffee?", True, (), "fact")
+    runs = [
+        AgentRun(question, searched_s=1.0, first_statement_s=9.0, answered_s=11.0, checking_s=2.0),
+        AgentRun(question, searched_s=1.0, first_statement_s=7.0, answered_s=9.0, checking_s=1.0),
+        AgentRun(question, searched_s=1.0, answered_s=5.0),  # abstained before any check
+    ]
+    assert timing_summary(runs) == {
+        "answer_p50_s": 9.0,
+        "first_statement_after_search_p50_s": 7.0,
+        "answer_check_p50_s": 1.0,
+        "grounded_turn_p50_s": 7.0,  # 8, 7 and 4 seconds of writing after the search
+        "answer_to_floor": 1.286,
+    }
+
+
+def test_the_answer_check_s_model_is_timed_and_answers_as_it_would() -> None:
+    checker = TimedChecker(ScriptedYesNo([0.7]))
+    assert anyio.run(checker.yes_probability, "system", "Does it answer?") == 0.7
+    assert checker.name == "scripted-yes-no" and checker.seconds > 0
