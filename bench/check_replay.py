@@ -35,10 +35,9 @@ def questions() -> dict[str, str]:
     return {q.id: q.text for s in agent_sets(EVAL).values() for q in load_golden(s.golden)}
 
 
-def kept_now(text: str, quotes: list[tuple[int, str]], passages: list[Passage], question: str) -> bool:
+def kept_now(text: str, quotes: list[tuple[int, str]], book: PassageBook, question: str) -> bool:
     statement = Statement(text, tuple(Quote(label, words) for label, words in quotes))
-    book = PassageBook(passages)
-    checked = check_statement(statement, book, [p.label for p in passages], "drop", question=question, quotes="facts")
+    checked = check_statement(statement, book, book.labels(), "drop", question=question, quotes="facts")
     return checked.statement is not None and answers_kind(question, text)
 
 
@@ -55,7 +54,7 @@ def main() -> None:
                 if row.get("mode") != "model" or row["id"] not in asked:
                     continue
                 question = asked[row["id"]]
-                passages = [Passage(label=int(k), title="", text=v) for k, v in row["passages"].items()]
+                book = PassageBook(Passage(label=int(k), title="", text=v) for k, v in row["passages"].items())
                 recorded = [
                     (s["text"], [(e["label"], e["quote"]) for e in s["evidence"]], "kept") for s in row["statements"]
                 ]
@@ -65,7 +64,7 @@ def main() -> None:
                     if r["check"] == "quote"
                 ]
                 for text, quotes, was in recorded:
-                    now = kept_now(text, quotes, passages, question)
+                    now = kept_now(text, quotes, book, question)
                     if now == (was == "kept"):
                         continue
                     kind = "answerable" if row["answerable"] else "unanswerable"
