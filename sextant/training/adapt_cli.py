@@ -26,6 +26,7 @@ from sextant.kb.chroma_client import StoreError
 from sextant.settings import KbSettings
 from sextant.training import adapt
 from sextant.training.cli import exits_on, parse_offline, progress_reporter, say
+from sextant.training.model_questions import written_by_local_model
 from sextant.training.query_encoder import QueryEncoderTrainConfig, StoredVectors
 from sextant.training.query_encoder_cli import train_config
 from sextant.training.trainer import write_training_record
@@ -56,7 +57,11 @@ def main(argv: list[str] | None = None) -> None:
         snapshot = read_store(settings)
     read_seconds = time.perf_counter() - started
     say(f"{len(snapshot.chunks)} chunks of {snapshot.location} ({snapshot.embedder}), read in {read_seconds:.0f} s")
-    written = model_written(snapshot.chunks, ns) if "model" in ns.sources else []
+    written = (
+        written_by_local_model(snapshot.chunks, ns.out, ns.model_questions, ns.seed, ns.threads, ns.log_every, PROG)
+        if "model" in ns.sources
+        else []
+    )
     queries = adapt.pseudo_queries(snapshot.chunks, ns.sources, ns.max_queries or None, ns.seed, written)
     made = dict(adapt.counts(queries))
     say(f"pseudo-questions: {adapt.described(made)}")
@@ -93,32 +98,6 @@ def main(argv: list[str] | None = None) -> None:
         f"trained in {record['train_seconds']:.0f} s ({record['steps']} steps); search with "
         f"SEXTANT_QUERY_ENCODER={ns.out} (this store, or any built with {snapshot.embedder})"
     )
-
-
-def model_written(chunks: list[adapt.ChunkText], ns: argparse.Namespace) -> list[adapt.PseudoQuery]:
-    """The local model's questions for ``--model-questions`` chunks, resumed from ``<out>/model-questions.jsonl``."""
-    from sextant.llm.chat import ModelError
-    from sextant.llm.llama_local import load_gguf
-    from sextant.llm.model_files import ModelFileError
-    from sextant.llm.settings import ModelSettings
-    from sextant.llm.writer_choice import writer
-    from sextant.training.model_questions import asking, model_questions
-
-    settings = ModelSettings()
-    with exits_on(PROG, ModelFileError, ModelError):
-        llama, name = load_gguf(writer(settings).model, settings.model_files_dir(), ns.threads)
-    cache = ns.out / "model-questions.jsonl"
-    say(f"asking {name} for questions about {ns.model_questions} chunks (cached in {cache})")
-    started = time.perf_counter()
-
-    def progress(done: int, total: int) -> None:
-        if done and (done % ns.log_every == 0 or done == total):
-            say(f"  {done}/{total} questions ({time.perf_counter() - started:.0f} s)")
-
-    try:
-        return model_questions(chunks, asking(llama), cache, ns.model_questions, ns.seed, progress)
-    finally:
-        llama.close()
 
 
 def read_store(settings: KbSettings) -> StoreSnapshot:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,6 +74,34 @@ def model_questions(
             if progress is not None:
                 progress(len(questions), count)
     return questions
+
+
+def written_by_local_model(
+    chunks: Sequence[ChunkText], out: Path, count: int, seed: int, threads: int, log_every: int, prog: str
+) -> list[PseudoQuery]:
+    """The installed local model's questions for ``count`` chunks, resumed from ``<out>/model-questions.jsonl``."""
+    from sextant.llm.chat import ModelError
+    from sextant.llm.llama_local import load_gguf
+    from sextant.llm.model_files import ModelFileError
+    from sextant.llm.settings import ModelSettings
+    from sextant.llm.writer_choice import writer
+    from sextant.training.cli import exits_on, say
+
+    settings = ModelSettings()
+    with exits_on(prog, ModelFileError, ModelError):
+        llama, name = load_gguf(writer(settings).model, settings.model_files_dir(), threads)
+    cache = out / "model-questions.jsonl"
+    say(f"asking {name} for questions about {count} chunks (cached in {cache})")
+    started = time.perf_counter()
+
+    def progress(done: int, total: int) -> None:
+        if done and (done % log_every == 0 or done == total):
+            say(f"  {done}/{total} questions ({time.perf_counter() - started:.0f} s)")
+
+    try:
+        return model_questions(chunks, asking(llama), cache, count, seed, progress)
+    finally:
+        llama.close()
 
 
 def prompt(chunk: ChunkText) -> str:

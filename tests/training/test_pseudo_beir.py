@@ -12,6 +12,7 @@ from sextant.kb.chunking import ChunkingConfig
 from sextant.kb.embeddings import Embedder
 from sextant.training.cli import main
 from sextant.training.pseudo_beir import chunk_folder
+from tests.training.conftest import TEST_MODEL
 
 # Parts long enough that the knowledge base's 200-token chunks start at each heading: a chunk is filed under
 # the section it starts in.
@@ -81,6 +82,30 @@ def test_the_folder_holds_questions_judged_relevant_to_the_chunks_they_were_made
     assert {corpus[doc].text.startswith("# Beekeeping") for doc in qrels[by_text["Beekeeping Notes"]]} == {True}
     sources = {json.loads(line)["source"] for line in (out / "queries.jsonl").read_text().splitlines()}
     assert sources == {"heading", "title"}
+
+
+@pytest.mark.slow
+def test_the_local_model_s_questions_are_judged_relevant_to_the_chunk_each_was_written_about(
+    docs: Path, tmp_path: Path, smollm2: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SEXTANT_LOCAL_MODEL", TEST_MODEL)
+    monkeypatch.setenv("SEXTANT_MODELS_DIR", str(smollm2.parent))
+    out = tmp_path / "pseudo"
+    args = ["pseudo", "--docs", str(docs), "--out", str(out), "--sources", "model", "title"]
+    main([*args, "--model-questions", "3", "--threads", "1"])
+
+    written = [json.loads(line) for line in (out / "model-questions.jsonl").read_text().splitlines()]
+    asked = {row["question"]: row["chunk"] for row in written if row["question"]}
+    queries = read_queries(out)
+    qrels = read_qrels(out / "qrels" / "train.tsv")
+    model_ids = {qid for qid in queries if qid.startswith("model-")}
+    assert len(written) >= 3 and {queries[qid] for qid in model_ids} == set(asked)
+    assert all(set(qrels[qid]) == {asked[queries[qid]]} for qid in model_ids)
+    assert {qid.split("-")[0] for qid in queries} <= {"model", "title"}
+
+    main([*args, "--model-questions", "3", "--threads", "1"])
+    rewritten = (out / "model-questions.jsonl").read_text().splitlines()
+    assert len(rewritten) == len(written), "a rerun reads the cache instead of asking again"
 
 
 def test_a_missing_folder_and_a_folder_without_questions_are_clear_errors(
