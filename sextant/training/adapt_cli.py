@@ -26,7 +26,7 @@ from sextant.kb.chroma_client import StoreError
 from sextant.settings import KbSettings
 from sextant.training import adapt
 from sextant.training.cli import exits_on, parse_offline, progress_reporter, say
-from sextant.training.model_questions import written_by_local_model
+from sextant.training.model_questions import add_source_arguments, written_if_asked
 from sextant.training.query_encoder import QueryEncoderTrainConfig, StoredVectors
 from sextant.training.query_encoder_cli import train_config
 from sextant.training.trainer import write_training_record
@@ -57,11 +57,7 @@ def main(argv: list[str] | None = None) -> None:
         snapshot = read_store(settings)
     read_seconds = time.perf_counter() - started
     say(f"{len(snapshot.chunks)} chunks of {snapshot.location} ({snapshot.embedder}), read in {read_seconds:.0f} s")
-    written = (
-        written_by_local_model(snapshot.chunks, ns.out, ns.model_questions, ns.seed, ns.threads, ns.log_every, PROG)
-        if "model" in ns.sources
-        else []
-    )
+    written = written_if_asked(snapshot.chunks, ns, PROG)
     queries = adapt.pseudo_queries(snapshot.chunks, ns.sources, ns.max_queries or None, ns.seed, written)
     made = dict(adapt.counts(queries))
     say(f"pseudo-questions: {adapt.described(made)}")
@@ -156,16 +152,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", type=Path, required=True, help="output sentence-transformers folder (and its checkpoint)")
     p.add_argument("--store", type=Path, help="store folder (default: SEXTANT_CHROMA_DIR or SEXTANT_CHROMA_URL)")
-    p.add_argument(
-        "--sources",
-        nargs="+",
-        choices=(*adapt.SOURCES, "model"),
-        default=list(adapt.SOURCES),
-        help="where questions come from (model: the local model writes them, about a second a chunk on a CPU)",
-    )
-    p.add_argument(
-        "--model-questions", type=int, default=600, help="chunks the local model writes a question about (model)"
-    )
+    add_source_arguments(p)
     p.add_argument("--max-queries", type=int, default=4800, help="pseudo-questions to train on (0: all)")
     p.add_argument("--max-length", type=int, default=defaults.max_length, help="tokens of a question in training")
     p.add_argument("--batch-size", type=int, default=defaults.batch_size, help="questions per step")

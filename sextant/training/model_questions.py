@@ -9,6 +9,7 @@ cache does not hold.
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import time
@@ -16,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sextant.training.adapt import ChunkText, PseudoQuery
+from sextant.training.adapt import SOURCES, ChunkText, PseudoQuery
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -74,6 +75,30 @@ def model_questions(
             if progress is not None:
                 progress(len(questions), count)
     return questions
+
+
+def add_source_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--sources`` (``adapt``'s and ``model``) and ``--model-questions``, as both question commands take them."""
+    parser.add_argument(
+        "--sources",
+        nargs="+",
+        choices=(*SOURCES, "model"),
+        default=list(SOURCES),
+        help="where questions come from (model: the local model writes them, one to three seconds a chunk on a CPU)",
+    )
+    parser.add_argument(
+        "--model-questions", type=int, default=600, help="chunks the local model writes a question about (model)"
+    )
+
+
+def written_if_asked(chunks: Sequence[ChunkText], ns: argparse.Namespace, prog: str) -> list[PseudoQuery]:
+    """The ``model`` source's pool for a command parsed with ``add_source_arguments``: none unless it is asked for.
+
+    ``ns`` also carries ``out`` (the cache's folder), ``seed``, ``threads`` and ``log_every``.
+    """
+    if "model" not in ns.sources:
+        return []
+    return written_by_local_model(chunks, ns.out, ns.model_questions, ns.seed, ns.threads, ns.log_every, prog)
 
 
 def written_by_local_model(

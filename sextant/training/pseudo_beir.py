@@ -27,7 +27,7 @@ from sextant.kb.knowledge_base import uri_safe_id
 from sextant.kb.loaders import load_file, supported_files
 from sextant.training import adapt
 from sextant.training.cli import exits_on, parse_offline, say
-from sextant.training.model_questions import written_by_local_model
+from sextant.training.model_questions import add_source_arguments, written_if_asked
 from sextant.training.pairs import write_qrels
 
 PROG = "sextant-train-reranker pseudo"
@@ -89,11 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     tokenizer = load_embedder(settings.embedder, settings.threads, settings.embed_precision)
     with exits_on(PROG, OSError):
         chunks, failed = chunk_folder(ns.docs, tokenizer, ChunkingConfig(target=settings.chunk_tokens))
-    written = (
-        written_by_local_model(chunks, ns.out, ns.model_questions, ns.seed, ns.threads, ns.log_every, PROG)
-        if "model" in ns.sources
-        else []
-    )
+    written = written_if_asked(chunks, ns, PROG)
     queries = adapt.pseudo_queries(chunks, ns.sources, ns.max_queries or None, ns.seed, written)
     if not queries:
         say(f"{PROG}: no {'/'.join(ns.sources)} in the documents of {ns.docs} makes a question")
@@ -108,16 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--docs", type=Path, required=True, help="folder of documents (PDF, DOCX, Markdown, text)")
     p.add_argument("--out", type=Path, required=True, help="BEIR folder to write")
-    p.add_argument(
-        "--sources",
-        nargs="+",
-        choices=(*adapt.SOURCES, "model"),
-        default=list(adapt.SOURCES),
-        help="where questions come from (model: the local model writes them, a second or two a chunk on a CPU)",
-    )
-    p.add_argument(
-        "--model-questions", type=int, default=600, help="chunks the local model writes a question about (model)"
-    )
+    add_source_arguments(p)
     p.add_argument("--threads", type=int, default=2, help="threads for the local model (model)")
     p.add_argument("--log-every", type=int, default=50, help="report every N model questions")
     p.add_argument("--max-queries", type=int, default=0, help="pseudo-questions, drawn evenly across sources (0: all)")

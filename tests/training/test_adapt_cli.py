@@ -13,7 +13,6 @@ from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.settings import KbSettings
 from sextant.training.adapt_cli import main, read_store
-from tests.training.conftest import TEST_MODEL
 
 GUIDES = {
     "roses": ("Rose pruning", "Roses are pruned in late winter, before the buds begin to swell on the canes."),
@@ -72,10 +71,8 @@ def test_a_store_with_nothing_stored_is_a_clear_error(tmp_path: Path, capsys: py
 
 @pytest.mark.slow
 def test_the_local_model_s_questions_are_a_source_and_are_kept_for_a_rerun(
-    store: Path, tmp_path: Path, smollm2: Path, monkeypatch: pytest.MonkeyPatch
+    store: Path, tmp_path: Path, local_test_model: None
 ) -> None:
-    monkeypatch.setenv("SEXTANT_LOCAL_MODEL", TEST_MODEL)
-    monkeypatch.setenv("SEXTANT_MODELS_DIR", str(smollm2.parent))
     out = tmp_path / "adapted"
     args = ["--store", str(store), "--out", str(out), "--sources", "sentence", "model", "--model-questions", "2"]
     main([*args, "--batch-size", "2", "--max-steps", "1", "--threads", "1"])

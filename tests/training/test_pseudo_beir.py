@@ -12,7 +12,6 @@ from sextant.kb.chunking import ChunkingConfig
 from sextant.kb.embeddings import Embedder
 from sextant.training.cli import main
 from sextant.training.pseudo_beir import chunk_folder
-from tests.training.conftest import TEST_MODEL
 
 # Parts long enough that the knowledge base's 200-token chunks start at each heading: a chunk is filed under
 # the section it starts in.
@@ -86,10 +85,8 @@ def test_the_folder_holds_questions_judged_relevant_to_the_chunks_they_were_made
 
 @pytest.mark.slow
 def test_the_local_model_s_questions_are_judged_relevant_to_the_chunk_each_was_written_about(
-    docs: Path, tmp_path: Path, smollm2: Path, monkeypatch: pytest.MonkeyPatch
+    docs: Path, tmp_path: Path, local_test_model: None
 ) -> None:
-    monkeypatch.setenv("SEXTANT_LOCAL_MODEL", TEST_MODEL)
-    monkeypatch.setenv("SEXTANT_MODELS_DIR", str(smollm2.parent))
     out = tmp_path / "pseudo"
     args = ["pseudo", "--docs", str(docs), "--out", str(out), "--sources", "model", "title"]
     main([*args, "--model-questions", "3", "--threads", "1"])
