@@ -13,65 +13,20 @@ from llama_cpp import Llama, LlamaGrammar
 
 from sextant.llm.llama_greedy import GreedyGrammarSampler, GreedyLlama
 from tests.llm.conftest import loaded
+from tests.llm.llama_replies import QUESTIONS, STATEMENTS, reply
 
-STATEMENTS = {
-    "type": "object",
-    "properties": {
-        "statements": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "text": {"type": "string"},
-                    "evidence": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "passage": {"type": "integer", "enum": [1, 2, 3]},
-                                "quote": {"type": "string", "maxLength": 120},
-                            },
-                            "required": ["passage", "quote"],
-                        },
-                    },
-                },
-                "required": ["text", "evidence"],
-            },
-        }
-    },
-    "required": ["statements"],
-}
 # Words no model would choose unprompted: most of their tokens are ones the grammar must force.
 UNLIKELY = {
     "type": "object",
     "properties": {"animal": {"type": "string", "enum": ["xylophone-quokka", "zebra 42"]}},
     "required": ["animal"],
 }
-PASSAGES = (
-    "[1] Descale the espresso machine every two months if the water is hard. [2] A sourdough loaf needs 75 percent "
-    "hydration. [3] Aquarium filters are rinsed in tank water once a month."
-)
-QUESTIONS = ("How often is the espresso machine descaled?", "How wet is sourdough dough?", "Who won the 1998 cup?")
 
 
 @pytest.fixture(scope="module")
 def runtimes(smollm2: Path) -> Iterator[dict[str, Llama]]:
     with loaded(Llama, smollm2) as chain, loaded(GreedyLlama, smollm2) as greedy:
         yield {"chain": chain, "greedy": greedy}
-
-
-def reply(llama: Llama, question: str, schema: dict[str, Any] | None, **options: Any) -> str:
-    response_format: Any = {"type": "json_object", "schema": schema} if schema is not None else None
-    completion: Any = llama.create_chat_completion(
-        messages=[
-            {"role": "system", "content": "Answer from the passages, in JSON."},
-            {"role": "user", "content": f"{PASSAGES}\n\nQuestion: {question}"},
-        ],
-        response_format=response_format,
-        max_tokens=96,
-        **({"temperature": 0.0} | options),
-    )
-    return str(completion["choices"][0]["message"]["content"])
 
 
 @pytest.mark.parametrize("question", QUESTIONS)

@@ -1,13 +1,17 @@
-"""The product's grounded turns under llama.cpp's sampler chain and under ``GreedyLlama``, side by side.
+"""The product's grounded turns under two llama.cpp runtimes, side by side.
 
-    python bench/greedy_grammar.py --limit 20 --out bench/out/greedy-grammar
+    python bench/grounded_replay.py --runtimes chain greedy --limit 20 --out bench/out/greedy-grammar
+    python bench/grounded_replay.py --runtimes steady drafting --limit 20 --out bench/out/drafting
 
 The real loop and the real ``sextant-kb`` process answer the golden sample (``sextant-eval-agent``'s seeded
 one) with the configured local model; every grounded request the loop sends is recorded. Each request is
-then replayed through the same model file loaded twice in this process, once with the library's ``Llama``
-(the grammar filters the whole vocabulary at every token) and once with ``GreedyLlama`` (the grammar judges
-the model's top token first), in alternating order. The report gives the seconds of each turn and until its
-first statement, their ratios, and whether the two replies are the same text.
+then replayed through the same model file loaded once per runtime in this process, in alternating order:
+``chain`` (the library's ``Llama``: its sampler chain runs the grammar over the whole vocabulary at every
+token), ``greedy`` (``GreedyLlama``: the grammar judges the model's top token first), ``steady``
+(``SteadyLlama``, the product's until run 23: the cache keeps the system turn only) or ``drafting``
+(``DraftingLlama``: tokens drafted from the prompt checked in one pass). The report gives the seconds of each
+turn and until its first statement, the first runtime's over the second's, and whether the replies are the
+same text.
 """
 
 from __future__ import annotations
@@ -28,9 +32,12 @@ from sextant.evals.agent_cli import agent_sets
 from sextant.evals.agent_eval import ask_all
 from sextant.evals.golden import load_golden
 from sextant.llm.chat import ChatEvent, ChatRequest, StatementDone, TurnEnd, Usage
+from sextant.llm.llama_draft import DraftingLlama
 from sextant.llm.llama_greedy import GreedyLlama
 from sextant.llm.llama_local import LlamaModel, load_gguf
+from sextant.llm.llama_prefix import SteadyLlama
 from sextant.llm.settings import ModelSettings
+from sextant.llm.writer_choice import writer
 
 
 class Recording:
@@ -69,19 +76,29 @@ async def timed(model: LlamaModel, request: ChatRequest) -> dict[str, Any]:
     return {"turn_s": time.perf_counter() - started, "first_s": first, "text": text}
 
 
-async def replay(requests: list[ChatRequest], settings: ModelSettings) -> list[dict[str, Any]]:
+RUNTIMES: dict[str, type[Llama]] = {
+    "chain": Llama,
+    "greedy": GreedyLlama,
+    "steady": SteadyLlama,
+    "drafting": DraftingLlama,
+}
+
+
+async def replay(requests: list[ChatRequest], settings: ModelSettings, names: list[str]) -> list[dict[str, Any]]:
     models = {}
-    for name, runtime in (("chain", Llama), ("greedy", GreedyLlama)):
-        llama, label = load_gguf(settings.local_model, settings.model_files_dir(), settings.threads, runtime=runtime)
+    for name in names:
+        llama, label = load_gguf(
+            writer(settings).model, settings.model_files_dir(), settings.threads, runtime=RUNTIMES[name]
+        )
         models[name] = LlamaModel(llama, label, settings.max_output_tokens)
     rows = []
     for i, request in enumerate(requests):
-        order = ("chain", "greedy") if i % 2 == 0 else ("greedy", "chain")
-        row = {name: await timed(models[name], request) for name in order}
+        row = {name: await timed(models[name], request) for name in (names if i % 2 == 0 else names[::-1])}
         rows.append(row)
+        first, second = (row[name] for name in names)
         print(
-            f"{i + 1}/{len(requests)}: chain {row['chain']['turn_s']:.2f} s, greedy {row['greedy']['turn_s']:.2f} s, "
-            f"same reply: {row['chain']['text'] == row['greedy']['text']}",
+            f"{i + 1}/{len(requests)}: {names[0]} {first['turn_s']:.2f} s, {names[1]} {second['turn_s']:.2f} s, "
+            f"same reply: {first['text'] == second['text']}",
             flush=True,
         )
     for model in models.values():
@@ -95,29 +112,32 @@ def p50(rows: list[dict[str, Any]], name: str, key: str) -> float:
 
 def main() -> None:
     parser = question_parser(__doc__)
-    parser.add_argument("--out", type=Path, default=Path("bench/out/greedy-grammar"))
+    parser.add_argument("--runtimes", nargs=2, choices=sorted(RUNTIMES), default=["chain", "greedy"])
+    parser.add_argument("--out", type=Path, default=Path("bench/out/grounded-replay"))
     args = parser.parse_args()
+    names: list[str] = args.runtimes
     sets = agent_sets(args.eval_dir)
     golden = load_golden(sets["small"].golden)
     questions = random.Random(args.seed).sample(golden, args.limit)
     settings = ModelSettings()
-    llama, label = load_gguf(settings.local_model, settings.model_files_dir(), settings.threads)
+    llama, label = load_gguf(writer(settings).model, settings.model_files_dir(), settings.threads)
     recording = Recording(LlamaModel(llama, label, settings.max_output_tokens))
     anyio.run(ask_all, questions, recording, args.store / sets["small"].store, "off")
     anyio.run(recording.aclose)
-    rows = anyio.run(replay, recording.requests, settings)
+    rows = anyio.run(replay, recording.requests, settings, names)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "turns.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
-    same = sum(r["chain"]["text"] == r["greedy"]["text"] for r in rows)
+    a, b = names
+    same = sum(r[a]["text"] == r[b]["text"] for r in rows)
     print(f"{len(rows)} grounded turns of {label}; the same reply in {same}")
-    print("| sampler | turn p50 | first statement p50 |")
+    print("| runtime | turn p50 | first statement p50 |")
     print("|---|---|---|")
-    for name in ("chain", "greedy"):
+    for name in names:
         print(f"| {name} | {p50(rows, name, 'turn_s'):.2f} s | {p50(rows, name, 'first_s'):.2f} s |")
-    turn_ratio = statistics.median(r["chain"]["turn_s"] / r["greedy"]["turn_s"] for r in rows)
-    firsts = [r for r in rows if r["chain"]["first_s"] and r["greedy"]["first_s"]]
-    first_ratio = statistics.median(r["chain"]["first_s"] / r["greedy"]["first_s"] for r in firsts)
-    print(f"chain / greedy, median per turn: whole turn {turn_ratio:.2f}x, first statement {first_ratio:.2f}x")
+    turn_ratio = statistics.median(r[a]["turn_s"] / r[b]["turn_s"] for r in rows)
+    firsts = [r for r in rows if r[a]["first_s"] and r[b]["first_s"]]
+    first_ratio = statistics.median(r[a]["first_s"] / r[b]["first_s"] for r in firsts)
+    print(f"{a} / {b}, median per turn: whole turn {turn_ratio:.2f}x, first statement {first_ratio:.2f}x")
 
 
 if __name__ == "__main__":
