@@ -24,6 +24,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+# llama_local first: it sets how llama.cpp's threads wait (as the product runs them) before llama_cpp loads.
+from sextant.llm.llama_local import LlamaModel, load_gguf  # isort: skip
+
 import anyio
 from answer_check_variants import question_parser  # bench/ is the script's own folder
 from llama_cpp import Llama
@@ -34,7 +37,6 @@ from sextant.evals.golden import load_golden
 from sextant.llm.chat import ChatEvent, ChatRequest, StatementDone, TurnEnd, Usage
 from sextant.llm.llama_draft import DraftingLlama
 from sextant.llm.llama_greedy import GreedyLlama
-from sextant.llm.llama_local import LlamaModel, load_gguf
 from sextant.llm.llama_prefix import SteadyLlama
 from sextant.llm.settings import ModelSettings
 from sextant.llm.writer_choice import writer
