@@ -46,13 +46,13 @@ class DraftingLlama(SteadyLlama):
         self.draft_model = prompt_lookup()
 
     def eval(self, tokens: Sequence[int]) -> None:
-        """``Llama.eval`` with logits at every position of a draft's pass and at the last position of a prompt's."""
-        every = 1 < len(tokens) <= DRAFT_TOKENS + 1
+        """``Llama.eval``, with logits at every position of a draft's pass (a prompt's keeps them at its end)."""
+        if not 1 < len(tokens) <= DRAFT_TOKENS + 1:
+            super().eval(tokens)
+            return
         self._ctx.kv_cache_seq_rm(-1, self.n_tokens, -1)
-        for start in range(0, len(tokens), self.n_batch):
-            batch = list(tokens[start : start + self.n_batch])
-            self._batch.set_batch(batch=batch, n_past=self.n_tokens, logits_all=every)
-            self._ctx.decode(self._batch)
-            self.input_ids[self.n_tokens : self.n_tokens + len(batch)] = batch
-            self.n_tokens += len(batch)
+        self._batch.set_batch(batch=tokens, n_past=self.n_tokens, logits_all=True)
+        self._ctx.decode(self._batch)
+        self.input_ids[self.n_tokens : self.n_tokens + len(tokens)] = tokens
+        self.n_tokens += len(tokens)
         self._requires_eval = False
