@@ -2,6 +2,7 @@
 
     python bench/grounded_replay.py --runtimes chain greedy --limit 20 --out bench/out/greedy-grammar
     python bench/grounded_replay.py --runtimes steady drafting --limit 20 --out bench/out/drafting
+    python bench/grounded_replay.py --runtimes drafting drafting-2 --limit 20 --out bench/out/decode-threads
 
 The real loop and the real ``sextant-kb`` process answer the golden sample (``sextant-eval-agent``'s seeded
 one) with the configured local model; every grounded request the loop sends is recorded. Each request is
@@ -9,7 +10,8 @@ then replayed through the same model file loaded once per runtime in this proces
 ``chain`` (the library's ``Llama``: its sampler chain runs the grammar over the whole vocabulary at every
 token), ``greedy`` (``GreedyLlama``: the grammar judges the model's top token first), ``steady``
 (``SteadyLlama``, the product's until run 23: the cache keeps the system turn only) or ``drafting``
-(``DraftingLlama``: tokens drafted from the prompt checked in one pass). The report gives the seconds of each
+(``DraftingLlama``: tokens drafted from the prompt checked in one pass) or ``drafting-2`` (the same, generating
+with two threads instead of one: learning/local-threads.md, 2026-12-05). The report gives the seconds of each
 turn and until its first statement, the first runtime's over the second's, and whether the replies are the
 same text.
 """
@@ -28,6 +30,7 @@ from typing import Any
 from sextant.llm.llama_local import LlamaModel, load_gguf  # isort: skip
 
 import anyio
+import llama_cpp
 from answer_check_variants import question_parser  # bench/ is the script's own folder
 from llama_cpp import Llama
 
@@ -78,11 +81,20 @@ async def timed(model: LlamaModel, request: ChatRequest) -> dict[str, Any]:
     return {"turn_s": time.perf_counter() - started, "first_s": first, "text": text}
 
 
+class TwoThreadDrafting(DraftingLlama):
+    """``DraftingLlama`` generating with two threads (the product's single tokens take one, DECODE_THREADS)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        llama_cpp.llama_set_n_threads(self._ctx.ctx, 2, 2)
+
+
 RUNTIMES: dict[str, type[Llama]] = {
     "chain": Llama,
     "greedy": GreedyLlama,
     "steady": SteadyLlama,
     "drafting": DraftingLlama,
+    "drafting-2": TwoThreadDrafting,
 }
 
 
