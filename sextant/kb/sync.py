@@ -9,7 +9,10 @@ other folders) is outside the plan and never touched. For each file on disk, in 
 - with other bytes (or another category) it is updated;
 - a file at a new path is added; when a stored document has the same bytes, its vectors are reused, and if
   that document's own file is gone the pair is a move: the new path is stored, then the old one forgotten;
-- a file whose id (its name without the suffix) another document holds is refused: the id is taken.
+- a new file's id is its name without the suffix (``document_id_for``); when another document holds that, it
+  is its path from the synced folder's parent, suffix included (``path_id``: ``notes/a/README.md`` is
+  ``notes-a-README.md``), so a folder of README files syncs whole; a file whose ids are both held is refused.
+  A stored file keeps the id it has while it stays at its path.
 
 A stored document whose file is gone (and was not moved) is forgotten. ``apply`` does the writes through
 ``KnowledgeBase.ingest`` and ``KnowledgeBase.forget``, each a commit of its own, writes before forgets: a
@@ -29,7 +32,7 @@ from typing import Literal
 
 from sextant.contract.results import IngestOutcome
 from sextant.kb.documents import LoadedDocument, LoadError
-from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
+from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for, uri_safe_id
 from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.loaders import supported_files
 from sextant.kb.store import DocumentRecord, StoreError
@@ -138,10 +141,28 @@ def stored_files(records: Iterable[DocumentRecord], roots: Sequence[Path]) -> li
     return owned
 
 
-def plan(disk: dict[Path, str], owned: Sequence[StoredFile], others: set[str], *, category: str = "") -> Plan:
-    """The changes that make the documents ``owned`` mirror the files ``disk``; ``others``: the ids of every
-    other stored document, which the plan never touches (a file whose id one of them holds is refused)."""
-    at_path = {s.path: s for s in owned if s.doc_id == document_id_for(s.path)}
+def path_id(path: Path, roots: Sequence[Path]) -> str:
+    """The id a synced file takes when its name's is held: its path from its folder's parent, made URI-safe."""
+    root = next(root for root in roots if path.is_relative_to(root))
+    return uri_safe_id(path.relative_to(root.parent).as_posix())
+
+
+def plan(
+    disk: dict[Path, str],
+    owned: Sequence[StoredFile],
+    others: set[str],
+    roots: Sequence[Path],
+    *,
+    category: str = "",
+) -> Plan:
+    """The changes that make the documents ``owned`` mirror the files ``disk`` found under ``roots``;
+    ``others``: the ids of every other stored document, which the plan never touches (a file whose ids are
+    all held by them or by other files is refused)."""
+
+    def ids(path: Path) -> tuple[str, str]:
+        return document_id_for(path), path_id(path, roots)
+
+    at_path = {s.path: s for s in owned if s.doc_id in ids(s.path)}
     gone = {s.doc_id: s for s in owned if at_path.get(s.path) is not s or s.path not in disk}
     by_hash: dict[str, list[StoredFile]] = {}
     for twin in sorted(owned, key=lambda s: str(s.path)):
@@ -154,20 +175,18 @@ def plan(disk: dict[Path, str], owned: Sequence[StoredFile], others: set[str], *
     moved: set[str] = set()
     for path in sorted(disk):
         digest = disk[path]
-        doc_id = document_id_for(path)
         stored = at_path.get(path)
         if stored is not None:
             if (stored.file_hash, stored.category) == (digest, category):
                 unchanged.append(stored)
             else:
-                stores.append(Action("update", doc_id, path, stored))
+                stores.append(Action("update", stored.doc_id, path, stored))
             continue
-        if doc_id in others:
-            refused.append((path, f"id {doc_id!r} is held by a document not from these folders; rename the file"))
+        free = [doc_id for doc_id in ids(path) if doc_id not in others and doc_id not in taken]
+        if not free:
+            refused.append((path, _held(ids(path), taken)))
             continue
-        if doc_id in taken and taken[doc_id] != path:
-            refused.append((path, f"id {doc_id!r} is already taken by {taken[doc_id]}; rename one of them"))
-            continue
+        doc_id = free[0]
         taken[doc_id] = path
         twins = by_hash.get(digest, [])
         source = next((s for s in twins if s.doc_id in gone and s.doc_id not in moved), None)
@@ -190,12 +209,18 @@ def plan(disk: dict[Path, str], owned: Sequence[StoredFile], others: set[str], *
     )
 
 
+def _held(ids: Sequence[str], taken: dict[str, Path]) -> str:
+    """Why a file gets no id: who holds each of its ids (a file of the sync, or a document from elsewhere)."""
+    holders = (f"{doc_id!r} by {taken.get(doc_id, 'a document not from these folders')}" for doc_id in ids)
+    return f"its ids are taken ({', '.join(holders)}); rename the file"
+
+
 def plan_for(kb: KnowledgeBase, roots: Sequence[Path], *, category: str = "") -> Plan:
     """Scan ``roots`` and plan against what ``kb`` holds now."""
     records = kb.store.list_documents()
     owned = stored_files(records, roots)
     mine = {s.doc_id for s in owned}
-    return plan(scan(roots), owned, {r.id for r in records if r.id not in mine}, category=category)
+    return plan(scan(roots), owned, {r.id for r in records if r.id not in mine}, roots, category=category)
 
 
 def ingest_file(

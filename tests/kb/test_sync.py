@@ -15,7 +15,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder
-from sextant.kb.knowledge_base import KnowledgeBase, document_id_for
+from sextant.kb.knowledge_base import KnowledgeBase, document_id_for, uri_safe_id
 from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.loaders import supported_files
 from sextant.kb.store import DocumentRecord
@@ -42,54 +42,80 @@ def _kinds(actions: tuple[Action, ...]) -> list[tuple[str, str, str | None]]:
 def test_new_changed_unchanged_and_gone_files() -> None:
     disk = {ROOT / "tea.md": TEA, ROOT / "coffee.md": "9" * 64, ROOT / "new.txt": OWLS}
     owned = [_stored("tea.md", TEA), _stored("coffee.md", COFFEE), _stored("old.md", "8" * 64)]
-    todo = plan(disk, owned, set())
+    todo = plan(disk, owned, set(), [ROOT])
     assert _kinds(todo.actions) == [("update", "coffee", "coffee"), ("add", "new", None), ("forget", "old", "old")]
     assert [s.doc_id for s in todo.unchanged] == ["tea"] and todo.refused == ()
 
 
 def test_a_renamed_file_is_a_move_of_its_stored_document_then_a_forget_of_the_old_id() -> None:
-    todo = plan({ROOT / "sub" / "green.md": TEA}, [_stored("tea.md", TEA)], set())
+    todo = plan({ROOT / "sub" / "green.md": TEA}, [_stored("tea.md", TEA)], set(), [ROOT])
     assert _kinds(todo.actions) == [("move", "green", "tea"), ("forget", "tea", "tea")]
     assert todo.counts() == {"add": 0, "update": 0, "move": 1, "forget": 1}
 
 
 def test_a_file_moved_under_the_same_name_is_a_move_without_a_forget() -> None:
-    todo = plan({ROOT / "sub" / "tea.md": TEA}, [_stored("tea.md", TEA)], set())
+    todo = plan({ROOT / "sub" / "tea.md": TEA}, [_stored("tea.md", TEA)], set(), [ROOT])
     assert _kinds(todo.actions) == [("move", "tea", "tea")]
 
 
 def test_a_copy_is_an_add_that_reuses_the_originals_vectors() -> None:
-    todo = plan({ROOT / "tea.md": TEA, ROOT / "tea-copy.md": TEA}, [_stored("tea.md", TEA)], set())
+    todo = plan({ROOT / "tea.md": TEA, ROOT / "tea-copy.md": TEA}, [_stored("tea.md", TEA)], set(), [ROOT])
     assert _kinds(todo.actions) == [("add", "tea-copy", "tea")]
 
 
 def test_a_file_moved_and_edited_at_once_updates_the_document_of_its_name() -> None:
-    todo = plan({ROOT / "sub" / "tea.md": OWLS}, [_stored("tea.md", TEA)], set())
+    todo = plan({ROOT / "sub" / "tea.md": OWLS}, [_stored("tea.md", TEA)], set(), [ROOT])
     assert _kinds(todo.actions) == [("update", "tea", "tea")]
 
 
-def test_a_file_whose_id_is_taken_is_refused_and_the_holder_kept() -> None:
+def test_a_file_whose_name_is_held_takes_its_paths_id_and_the_holder_keeps_its_own() -> None:
     disk = {ROOT / "a" / "guide.md": TEA, ROOT / "b" / "guide.txt": COFFEE, ROOT / "upload.md": OWLS}
-    todo = plan(disk, [_stored("b/guide.txt", COFFEE)], {"upload"})
+    todo = plan(disk, [_stored("b/guide.txt", COFFEE)], {"upload"}, [ROOT])
+    assert _kinds(todo.actions) == [("add", "docs-a-guide.md", None), ("add", "docs-upload.md", None)]
+    assert [s.doc_id for s in todo.unchanged] == ["guide"] and todo.refused == ()
+
+
+def test_among_new_files_with_one_name_the_first_in_path_order_takes_it() -> None:
+    todo = plan({ROOT / "b" / "guide.md": TEA, ROOT / "a" / "guide.md": COFFEE}, [], set(), [ROOT])
+    assert [(a.doc_id, a.path) for a in todo.actions] == [
+        ("guide", ROOT / "a" / "guide.md"),
+        ("docs-b-guide.md", ROOT / "b" / "guide.md"),
+    ]
+
+
+def test_a_file_keeps_its_paths_id_when_the_holder_of_its_name_goes() -> None:
+    owned = [_stored("b/guide.md", COFFEE), StoredFile("docs-a-guide.md", ROOT / "a" / "guide.md", TEA)]
+    todo = plan({ROOT / "a" / "guide.md": TEA}, owned, set(), [ROOT])
+    assert _kinds(todo.actions) == [("forget", "guide", "guide")]
+    assert [s.doc_id for s in todo.unchanged] == ["docs-a-guide.md"]
+
+
+def test_a_file_whose_ids_are_both_held_is_refused_with_their_holders() -> None:
+    disk = {ROOT / "a" / "guide.md": TEA, ROOT / "b" / "guide.md": COFFEE}
+    todo = plan(disk, [_stored("b/guide.md", COFFEE)], {"docs-a-guide.md"}, [ROOT])
     assert todo.actions == () and [s.doc_id for s in todo.unchanged] == ["guide"]
-    reasons = dict(todo.refused)
-    assert "already taken by /docs/b/guide.txt" in reasons[ROOT / "a" / "guide.md"]
-    assert "held by a document not from these folders" in reasons[ROOT / "upload.md"]
+    [(path, reason)] = todo.refused
+    assert path == ROOT / "a" / "guide.md"
+    assert reason == (
+        "its ids are taken ('guide' by /docs/b/guide.md, 'docs-a-guide.md' by a document not from these "
+        "folders); rename the file"
+    )
 
 
-def test_among_new_files_with_one_id_the_first_in_path_order_wins() -> None:
-    todo = plan({ROOT / "b" / "guide.md": TEA, ROOT / "a" / "guide.md": COFFEE}, [], set())
-    assert [(a.kind, a.path) for a in todo.actions] == [("add", ROOT / "a" / "guide.md")]
-    assert [path for path, _ in todo.refused] == [ROOT / "b" / "guide.md"]
+def test_roots_name_the_paths_ids_and_tell_files_of_two_folders_apart() -> None:
+    roots = [Path("/notes"), Path("/work/papers")]
+    disk = {Path("/notes/README.md"): TEA, Path("/work/papers/README.md"): COFFEE}
+    todo = plan(disk, [], set(), roots)
+    assert [a.doc_id for a in todo.actions] == ["README", "papers-README.md"]
 
 
 def test_another_category_updates_the_document() -> None:
-    todo = plan({ROOT / "tea.md": TEA}, [_stored("tea.md", TEA, category="drinks")], set(), category="notes")
+    todo = plan({ROOT / "tea.md": TEA}, [_stored("tea.md", TEA, category="drinks")], set(), [ROOT], category="notes")
     assert _kinds(todo.actions) == [("update", "tea", "tea")]
 
 
 def test_the_plan_describes_each_action_relative_to_its_folder() -> None:
-    todo = plan({ROOT / "sub" / "green.md": TEA}, [_stored("tea.md", TEA)], set())
+    todo = plan({ROOT / "sub" / "green.md": TEA}, [_stored("tea.md", TEA)], set(), [ROOT])
     assert [a.describe([ROOT]) for a in todo.actions] == [
         "move   docs/tea.md -> docs/sub/green.md (as green)",
         "forget tea (docs/tea.md is gone)",
@@ -208,7 +234,7 @@ def test_a_file_that_cannot_be_stored_keeps_what_was_stored(
 
 PATHS = ["one/alpha.md", "one/beta.md", "one/deep/alpha.md", "two/gamma.md", "two/delta.txt"]
 BODIES = ["owls hunt at night", "bees make honey", "tea is a leaf", "ships need lighthouses"]
-OTHERS = {"alpha": "upload.md", "notes": "/elsewhere/notes.md"}  # "alpha" can hold a synced file's id
+OTHERS = {"alpha": "upload.md", "one-deep-alpha.md": "/elsewhere/notes.md"}  # both can hold a synced file's id
 
 
 def _text(title: str, body: str) -> str:
@@ -296,17 +322,15 @@ class SyncMachine(RuleBasedStateMachine):
         self._check()
 
     def _expect_synced(self) -> None:
-        """The model's rule: a synced file keeps its id while it exists; else the first file in path order
-        with that id gets it; an id held by a document from elsewhere goes to no file."""
-        by_id: dict[str, list[str]] = {}
-        for name in sorted(self.disk):
-            by_id.setdefault(document_id_for(Path(name)), []).append(name)
-        holders = {
-            doc_id: self.synced[doc_id][0] if self.synced.get(doc_id, ("",))[0] in names else names[0]
-            for doc_id, names in by_id.items()
-            if doc_id not in self.others
-        }
-        self.synced = {doc_id: (name, self.disk[name]) for doc_id, name in holders.items()}
+        """The model's rule: a synced file keeps its id while it stays at its path; a new one, in path order,
+        takes the first of its name's id and its path's (from the folder's parent) that no file, no earlier
+        new file and no document from elsewhere holds, or none."""
+        held = {doc_id: name for doc_id, (name, _) in self.synced.items() if name in self.disk}
+        for name in sorted(set(self.disk) - set(held.values())):
+            path_id = uri_safe_id(name)  # the folders lie directly in self.dir
+            free = [i for i in (document_id_for(Path(name)), path_id) if i not in held and i not in self.others]
+            held |= {free[0]: name} if free else {}
+        self.synced = {doc_id: (name, self.disk[name]) for doc_id, name in held.items()}
 
     def _check(self) -> None:
         records = {r.id: r for r in self.kb.store.list_documents()}

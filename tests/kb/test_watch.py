@@ -24,7 +24,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChang
 
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder
-from sextant.kb.knowledge_base import KnowledgeBase, document_id_for
+from sextant.kb.knowledge_base import KnowledgeBase, document_id_for, uri_safe_id
 from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.server import create_server
 from sextant.kb.store import DocumentRecord
@@ -374,18 +374,19 @@ class WatchMachine(SyncMachine):
         self.sync()
 
     def _expect_synced(self) -> None:
-        """As a sync's rule, but the watcher saw the states between the steps too: of the files sharing an id,
-        the one holding it is whichever it saw first, so the model takes the stored one when it is among them."""
+        """As a sync's rule, but the watcher saw the states between the steps too, so which of two files with one
+        name holds the name's id is whichever it saw first: the model takes each file's id from the store, and
+        asks that it be one of the file's two ids, and that a file go unstored only when both are held."""
         records = {r.id: r for r in self.kb.store.list_documents()}
-        by_id: dict[str, list[str]] = {}
-        for name in sorted(self.disk):
-            by_id.setdefault(document_id_for(Path(name)), []).append(name)
+        by_source = {Path(r.source): r.id for r in records.values() if r.id not in self.others}
         self.synced = {}
-        for doc_id, names in by_id.items():
-            if doc_id in self.others:
+        for name in sorted(self.disk):
+            ids = (document_id_for(Path(name)), uri_safe_id(name))  # the folders lie directly in self.dir
+            doc_id = by_source.get(self.dir / name)
+            if doc_id is None:
+                assert all(i in records for i in ids), f"{name} is not stored though one of its ids is free"
                 continue
-            stored = records.get(doc_id)
-            name = next((n for n in names if stored and Path(stored.source) == self.dir / n), names[0])
+            assert doc_id in ids, f"{name} is stored as {doc_id!r}, neither of its ids"
             self.synced[doc_id] = (name, self.disk[name])
 
     def teardown(self) -> None:

@@ -249,7 +249,8 @@ def main(argv: list[str] | None = None) -> None:
         "--sync",
         action="store_true",
         help="make the store mirror the folders named: add new files, replace changed ones, forget files gone "
-        "from disk, recognise moved files by content; documents from elsewhere are not touched",
+        "from disk, recognise moved files by content; documents from elsewhere are not touched; a file whose "
+        "name's id is held takes its path's (notes/a/README.md: notes-a-README.md)",
     )
     parser.add_argument("--dry-run", action="store_true", help="with --sync: print the plan, change nothing")
     parser.add_argument("--category", default="", help="a label stored with each document (e.g. 'manuals')")

@@ -145,6 +145,26 @@ def test_sync_prints_its_plan_mirrors_the_folder_and_then_has_nothing_to_do(
     assert "0 to add, 0 to update, 0 to move, 0 to forget, 1 unchanged" in capsys.readouterr().out
 
 
+def test_sync_stores_a_folder_of_files_with_one_name_each_under_its_own_id(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    projects = tmp_path / "projects"
+    for name in ["README.md", "kettle/README.md", "grinder/README.md"]:
+        (projects / name).parent.mkdir(parents=True, exist_ok=True)
+        (projects / name).write_text(f"# {name}\n\nHow to use the {Path(name).parent.name or 'shop'}.\n", "utf-8")
+
+    assert _run(["--sync", str(projects), "--no-summaries"]) == 0
+    out = capsys.readouterr().out
+    assert "add    projects/README.md (as README)" in out
+    assert "add    projects/grinder/README.md (as projects-grinder-README.md)" in out
+    assert "add    projects/kettle/README.md (as projects-kettle-README.md)" in out
+    assert "synced: 3 added" in out
+
+    (projects / "README.md").unlink()  # the plain id is free again; the others keep theirs
+    assert _run(["--sync", str(projects), "--no-summaries"]) == 0
+    assert "synced: 0 added, 0 updated, 0 moved, 1 forgotten, 2 unchanged, 0 refused" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
