@@ -136,6 +136,11 @@ class Stats(BaseModel):
     dense_weight: float = Field(
         default=1.0, description="The dense list's weight in the rank fusion, BM25's being 1 (SEXTANT_DENSE_WEIGHT)."
     )
+    dense_feedback: int = Field(
+        default=0,
+        description="Best passages whose vectors the dense list is searched again with; 0: none "
+        "(SEXTANT_DENSE_FEEDBACK).",
+    )
     max_per_document: int
     reranker: RerankerInfo
     store: str = Field(description="Store folder, or the Chroma server URL.")

@@ -2,9 +2,10 @@
 
 Stages (each timed): embed the query; dense top-``depth`` from the store; BM25 top-``depth``;
 reciprocal rank fusion; cosine for every candidate (so the cap and abstention judge relevance, not
-rank); cross-encoder rescoring of the best fused candidates when one is loaded, its rank fused with
-the other two or replacing them (the rest follow in fused order); the per-document cap; abstention;
-cut to k.
+rank); with ``feedback``, the dense list searched again from the question's vector moved toward the
+best passages' (``feedback_vector``) and fused again with the same BM25 list; cross-encoder rescoring
+of the best fused candidates when one is loaded, its rank fused with the other two or replacing them
+(the rest follow in fused order); the per-document cap; abstention; cut to k.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from sextant.kb.rerank import Reranker
 from sextant.kb.store import ChunkStore, StoredChunk
 
 SNIPPET_CHARS = 320
+# How far the question's vector moves toward the mean of the passages fed back (learning/feedback.md).
+FEEDBACK_WEIGHT = 0.5
 
 
 @dataclass(slots=True)
@@ -62,6 +65,7 @@ class Searcher:
         rerank_fusion: Literal["rrf", "replace"] = "rrf",
         rerank_candidates: int = 20,
         competitive: float = 0.5,
+        feedback: int = 0,
         ann: LiveIndex | None = None,
         refresh: Callable[[], object] | None = None,
         location: str = "",
@@ -81,6 +85,7 @@ class Searcher:
         self.rerank_fusion = rerank_fusion
         self.rerank_candidates = rerank_candidates
         self.competitive = competitive
+        self.feedback = feedback  # passages whose vectors the dense list is searched again with; 0: none
 
     def search(
         self,
@@ -112,23 +117,17 @@ class Searcher:
 
         depth = depth or self.depth
         allowed = self._allowed_chunks(doc_ids)
-        dense: list[tuple[str, float]] = []
-        if mode != "lexical":
-            dense = self.ann.query(q, depth, allowed) if self.ann else self.store.query(q, depth, doc_ids)
+        dense = self._dense(q, depth, allowed, doc_ids) if mode != "lexical" else []
         clock.lap("dense")
         lexical = self.lexical.search(query, depth, allowed_ids=allowed) if mode != "dense" else []
         clock.lap("lexical")
-
-        ranking = reciprocal_rank_fusion([[i for i, _ in dense], [h.id for h in lexical]], self.rrf_k, self.weights)
-        clock.lap("fuse")
-        chunks = {c.id: c for c in self.store.get_chunks([i for i, _ in ranking], vectors=True)}
-        # A document's record is its version's commit point: while a replacement is written, the new chunks are
-        # stored before the record and the old ones removed after it. Only the version the record names is read.
-        live = self.store.live_chunk_ids(c.doc_id for c in chunks.values())
-        chunks = {cid: c for cid, c in chunks.items() if cid in live}
-        clock.lap("fetch")
-        candidates = self._score(q, ranking, chunks, dense, lexical)
-        clock.lap("cosine")
+        candidates = self._fused(q, dense, lexical, clock)
+        if self.feedback and mode != "lexical" and candidates:
+            best = self._capped(candidates, self.feedback)
+            fed = feedback_vector(q, [c.chunk.vector for c in best if c.chunk.vector is not None])
+            dense = self._dense(fed, depth, allowed, doc_ids)
+            clock.lap("feedback")
+            candidates = self._fused(q, dense, lexical, clock)
 
         scored_by: ScoredBy = "dense" if mode == "dense" else "lexical" if mode == "lexical" else "rrf"
         if mode in ("hybrid", "rerank") and self.reranker.active and candidates:
@@ -138,14 +137,7 @@ class Searcher:
             scored_by = "rerank"
         clock.lap("rerank")
 
-        capped = cap_per_document(
-            candidates,
-            document=lambda c: c.doc_id,
-            relevance=_Candidate.relevance,
-            limit=self.max_per_document,
-            k=k,
-            competitive=self.competitive,
-        )
+        capped = self._capped(candidates, k)
         best_dense = max((c.scores.dense or 0.0 for c in candidates), default=0.0)
         terms = [matched_terms(query, c.chunk.text) for c in capped]
         matched = len({t.lower() for ts in terms for t in ts})
@@ -173,6 +165,37 @@ class Searcher:
             matched_terms=matched,
             mode=mode,
             timings_ms=timings,
+        )
+
+    def _dense(
+        self, vector: np.ndarray, depth: int, allowed: set[str] | None, doc_ids: Sequence[str] | None
+    ) -> list[tuple[str, float]]:
+        return self.ann.query(vector, depth, allowed) if self.ann else self.store.query(vector, depth, doc_ids)
+
+    def _fused(
+        self, q: np.ndarray, dense: list[tuple[str, float]], lexical: Sequence[LexicalHit], clock: _Clock
+    ) -> list[_Candidate]:
+        """The dense and BM25 lists fused by rank, each chunk read and scored against the question ``q``."""
+        ranking = reciprocal_rank_fusion([[i for i, _ in dense], [h.id for h in lexical]], self.rrf_k, self.weights)
+        clock.lap("fuse")
+        chunks = {c.id: c for c in self.store.get_chunks([i for i, _ in ranking], vectors=True)}
+        # A document's record is its version's commit point: while a replacement is written, the new chunks are
+        # stored before the record and the old ones removed after it. Only the version the record names is read.
+        live = self.store.live_chunk_ids(c.doc_id for c in chunks.values())
+        chunks = {cid: c for cid, c in chunks.items() if cid in live}
+        clock.lap("fetch")
+        candidates = self._score(q, ranking, chunks, dense, lexical)
+        clock.lap("cosine")
+        return candidates
+
+    def _capped(self, candidates: list[_Candidate], k: int) -> list[_Candidate]:
+        return cap_per_document(
+            candidates,
+            document=lambda c: c.doc_id,
+            relevance=_Candidate.relevance,
+            limit=self.max_per_document,
+            k=k,
+            competitive=self.competitive,
         )
 
     def _empty_reason(self) -> str:
@@ -254,14 +277,26 @@ def fused_rerank_order(
     return [by_key[k] for k, _ in reciprocal_rank_fusion(lists, rrf_k, (*weights, 1.0))]
 
 
+def feedback_vector(question: np.ndarray, passages: Sequence[np.ndarray]) -> np.ndarray:
+    """The question's unit vector moved toward the mean of the ``passages``' vectors (Rocchio), unit length.
+
+    Pseudo-relevance feedback without labels: the best passages found carry the words and the subject the
+    question left out, and the dense list searched from between them finds their neighbours too.
+    """
+    if not passages:
+        return question
+    moved = question + FEEDBACK_WEIGHT * np.mean(passages, axis=0)
+    return (moved / np.linalg.norm(moved)).astype(np.float32)
+
+
 class _Clock:
     def __init__(self, into: dict[str, float]) -> None:
         self._into = into
         self._last = time.perf_counter()
 
     def lap(self, stage: str) -> None:
-        now = time.perf_counter()
-        self._into[stage] = round((now - self._last) * 1000.0, 3)
+        now = time.perf_counter()  # a stage run twice (the fusion after feedback) counts both runs
+        self._into[stage] = round(self._into.get(stage, 0.0) + (now - self._last) * 1000.0, 3)
         self._last = now
 
 

@@ -11,6 +11,7 @@ from sextant.kb.embeddings import Embedder
 from sextant.kb.fusion import RRF_K
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
 from sextant.kb.lexical import LexicalIndex
+from sextant.kb.search import feedback_vector
 from sextant.settings import KbSettings
 
 ESPRESSO = (
@@ -236,3 +237,37 @@ def test_the_dense_weight_setting_weighs_the_dense_list_in_the_fusion(settings: 
     for hit in hits:
         lexical = 1.0 / (RRF_K + hit.scores.bm25_rank) if hit.scores.bm25_rank is not None else 0.0
         assert hit.scores.fused == pytest.approx(5.0 / (RRF_K + hit.scores.dense_rank) + lexical, abs=1e-6)
+
+
+def test_feedback_searches_the_dense_list_again_from_the_best_passages(
+    settings: KbSettings, embedder: Embedder
+) -> None:
+    docs = {
+        "espresso": ESPRESSO,
+        "bees": BEES,
+        "kettle": "The kettle boils water for tea in three minutes and switches itself off.",
+        "grinder": "Clean the burr grinder monthly: brush out old grounds so that the beans taste fresh.",
+        "garden": "Water the tomato plants every morning and tie them to stakes as they grow.",
+    }
+    with KnowledgeBase.open(settings.model_copy(update={"dense_feedback": 2}), embedder=embedder) as kb:
+        for doc_id, text in docs.items():
+            kb.ingest(doc_id, _doc(text, doc_id.title()))
+        assert kb.stats().dense_feedback == 2
+        question = "weekly cleaning routine"
+        kb.searcher.feedback = 0
+        plain = kb.search(question, k=5, abstain=False)
+        kb.searcher.feedback = 2
+        fed = kb.search(question, k=5, abstain=False)
+        best = [c.vector for c in kb.store.get_chunks([h.chunk_id for h in plain.hits[:2]], vectors=True)]
+        moved = feedback_vector(kb.embedder.embed_query(question), [v for v in best if v is not None])
+        expected = [chunk_id for chunk_id, _ in kb.store.query(moved, 30, None)]
+
+    assert [h.document_id for h in plain.hits[:2]] == ["grinder", "espresso"]
+    assert "feedback" in fed.timings_ms and "feedback" not in plain.timings_ms
+    assert [h.scores.dense_rank for h in fed.hits] == [expected.index(h.chunk_id) + 1 for h in fed.hits]
+    # From between the two coffee passages, the kitchen's kettle is nearer than the garden; from the question
+    # alone it was not.
+    rank = {when: {h.document_id: h.scores.dense_rank for h in r.hits} for when, r in [("plain", plain), ("fed", fed)]}
+    assert rank["plain"]["garden"] < rank["plain"]["kettle"] and rank["fed"]["kettle"] < rank["fed"]["garden"]
+    # What a hit reports, and what abstention reads, is still its cosine with the question itself.
+    assert {h.chunk_id: h.scores.dense for h in fed.hits} == {h.chunk_id: h.scores.dense for h in plain.hits}

@@ -2,8 +2,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+import pytest
+
 from sextant.contract.results import Scores
-from sextant.kb.search import fused_rerank_order
+from sextant.kb.search import FEEDBACK_WEIGHT, feedback_vector, fused_rerank_order
 
 
 @dataclass
@@ -28,3 +31,19 @@ def test_fused_rerank_order_weighs_the_retrievers_as_given() -> None:
     # a = 5/61 + 1/62 against b = 1/61 + 1/61: a heavy dense weight outvotes the cross-encoder.
     assert [i.key for i in fused_rerank_order(items, lambda i: i.key, weights=(5.0, 1.0))] == ["a", "b"]
     assert [i.key for i in fused_rerank_order(items, lambda i: i.key)] == ["b", "a"]
+
+
+def test_feedback_moves_the_question_toward_the_mean_of_the_passages_at_unit_length() -> None:
+    question = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    passages = [np.array([0.0, 1.0, 0.0], dtype=np.float32), np.array([0.0, 0.0, 1.0], dtype=np.float32)]
+    moved = feedback_vector(question, passages)
+    # question + w * mean = (1, w/2, w/2), then unit length
+    half = FEEDBACK_WEIGHT / 2
+    assert moved == pytest.approx(np.array([1.0, half, half]) / np.sqrt(1 + 2 * half**2))
+    assert float(np.linalg.norm(moved)) == pytest.approx(1.0)
+    assert moved.dtype == np.float32
+
+
+def test_feedback_from_no_passage_leaves_the_question_as_it_is() -> None:
+    question = np.array([0.6, 0.8], dtype=np.float32)
+    assert feedback_vector(question, []) is question
