@@ -26,8 +26,10 @@ def main() -> None:
     parser.add_argument("--store", type=Path, required=True, help="a store folder (SEXTANT_CHROMA_DIR)")
     parser.add_argument("--queries", type=Path, required=True, help="a BEIR queries.jsonl")
     parser.add_argument("--limit", type=int, default=300)
-    parser.add_argument("--feedback", type=int, default=KbSettings.model_fields["dense_feedback"].default)
+    parser.add_argument("--feedback", type=int, default=3, help="passages fed back, against none (default 3)")
     args = parser.parse_args()
+    if args.feedback < 1:
+        parser.error("--feedback must be 1 or more: it is compared with no feedback")
     lines = args.queries.read_text(encoding="utf-8").splitlines()[: args.limit]
     questions = [json.loads(line)["text"] for line in lines]
     seconds: dict[int, list[float]] = {0: [], args.feedback: []}

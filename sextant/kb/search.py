@@ -127,7 +127,7 @@ class Searcher:
             fed = feedback_vector(q, [c.chunk.vector for c in best if c.chunk.vector is not None])
             dense = self._dense(fed, depth, allowed, doc_ids)
             clock.lap("feedback")
-            candidates = self._fused(q, dense, lexical, clock)
+            candidates = self._fused(q, dense, lexical, clock, read={c.chunk.id: c.chunk for c in candidates})
 
         scored_by: ScoredBy = "dense" if mode == "dense" else "lexical" if mode == "lexical" else "rrf"
         if mode in ("hybrid", "rerank") and self.reranker.active and candidates:
@@ -173,16 +173,23 @@ class Searcher:
         return self.ann.query(vector, depth, allowed) if self.ann else self.store.query(vector, depth, doc_ids)
 
     def _fused(
-        self, q: np.ndarray, dense: list[tuple[str, float]], lexical: Sequence[LexicalHit], clock: _Clock
+        self,
+        q: np.ndarray,
+        dense: list[tuple[str, float]],
+        lexical: Sequence[LexicalHit],
+        clock: _Clock,
+        read: dict[str, StoredChunk] | None = None,
     ) -> list[_Candidate]:
-        """The dense and BM25 lists fused by rank, each chunk read and scored against the question ``q``."""
+        """The dense and BM25 lists fused by rank, each chunk scored against the question ``q``; chunks in
+        ``read`` (live ones from a first fusion of this search) are not read from the store again."""
         ranking = reciprocal_rank_fusion([[i for i, _ in dense], [h.id for h in lexical]], self.rrf_k, self.weights)
         clock.lap("fuse")
-        chunks = {c.id: c for c in self.store.get_chunks([i for i, _ in ranking], vectors=True)}
+        read = read or {}
+        chunks = {c.id: c for c in self.store.get_chunks([i for i, _ in ranking if i not in read], vectors=True)}
         # A document's record is its version's commit point: while a replacement is written, the new chunks are
         # stored before the record and the old ones removed after it. Only the version the record names is read.
         live = self.store.live_chunk_ids(c.doc_id for c in chunks.values())
-        chunks = {cid: c for cid, c in chunks.items() if cid in live}
+        chunks = {cid: c for cid, c in chunks.items() if cid in live} | read
         clock.lap("fetch")
         candidates = self._score(q, ranking, chunks, dense, lexical)
         clock.lap("cosine")
