@@ -1,4 +1,4 @@
-"""How should dense and BM25 lists be fused? A sweep of RRF's k and the two lists' weights.
+"""How should dense and BM25 lists be fused? A sweep of RRF's k, score fusion and the two lists' weights.
 
 Runs the product's own search on the golden sets and, where their stores exist, the BEIR
 train/dev sets (built by `sextant-eval` and `sextant-eval beir`). The dense and BM25 candidate
@@ -6,10 +6,13 @@ lists (and the query embedding) are memoised at the searcher's call boundary, so
 re-runs only fusion and what follows it.
 
     python bench/fusion_sweep.py [--eval-store .sextant-eval] [--data ../shared/data] [--json OUT]
+    python bench/fusion_sweep.py --fusion scores rrf --ks 60 --weights 1:1 1.2:1 1.5:1 1.9:1 \
+        --beir scifact:models/splits/scifact/fit.tsv nfcorpus:train --limit 600
     SEXTANT_EMBEDDER=models/embeddinggemma-300m python bench/fusion_sweep.py --skip-golden --beir nfcorpus:train \
         --weights 1:1 2:1 3:1 5:1 1:0 --ks 60 --limit 600
 
-With ``SEXTANT_EMBEDDER`` set, the BEIR stores are that embedder's (``beir-<dataset>-<folder>``).
+With ``SEXTANT_EMBEDDER`` set, the BEIR stores are that embedder's (``beir-<dataset>-<folder>``). A split
+ending in ``.tsv`` is a qrels file (a held-out split of ``held_out_split``); otherwise ``qrels/<split>.tsv``.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import random
 import statistics
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -36,6 +39,7 @@ from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.search import Searcher
 from sextant.settings import KbSettings
 
+Fusion = Literal["rrf", "scores"]
 RRF_KS = (10, 60)
 WEIGHTS = ((1.0, 1.0), (1.5, 1.0), (1.0, 1.5))
 
@@ -45,14 +49,17 @@ def sweep(
     score: Callable[[], dict[str, float]],
     weight_pairs: tuple[tuple[float, float], ...] = WEIGHTS,
     rrf_ks: tuple[int, ...] = RRF_KS,
+    fusions: tuple[Fusion, ...] = ("rrf",),
 ) -> list[dict[str, Any]]:
     rows = []
-    configured = searcher.rrf_k, searcher.weights
-    for rrf_k in rrf_ks:
-        for weights in weight_pairs:
-            searcher.rrf_k, searcher.weights = rrf_k, weights
-            rows.append({"rrf_k": rrf_k, "weights": list(weights), **score()})
-    searcher.rrf_k, searcher.weights = configured
+    configured = searcher.fusion, searcher.rrf_k, searcher.weights
+    for fusion in fusions:
+        # Score fusion has no k: its rows are named by the configured one and run once.
+        for rrf_k in rrf_ks if fusion == "rrf" else rrf_ks[:1]:
+            for weights in weight_pairs:
+                searcher.fusion, searcher.rrf_k, searcher.weights = fusion, rrf_k, weights
+                rows.append({"fusion": fusion, "rrf_k": rrf_k, "weights": list(weights), **score()})
+    searcher.fusion, searcher.rrf_k, searcher.weights = configured
     return rows
 
 
@@ -90,10 +97,13 @@ def main() -> None:
     )
     parser.add_argument("--ks", nargs="+", type=int, default=list(RRF_KS), help="RRF k values (default: %(default)s)")
     parser.add_argument(
+        "--fusion", nargs="+", choices=["rrf", "scores"], default=["rrf"], help="fusions to try (default: rrf)"
+    )
+    parser.add_argument(
         "--limit", type=int, help="score a seeded sample of this many of each BEIR split's questions (default: all)"
     )
     args = parser.parse_args()
-    weight_pairs, rrf_ks = tuple(args.weights), tuple(args.ks)
+    weight_pairs, rrf_ks, fusions = tuple(args.weights), tuple(args.ks), tuple(args.fusion)
     quiet_model_loading()
     results: dict[str, list[dict[str, Any]]] = {}
 
@@ -106,14 +116,15 @@ def main() -> None:
                 metrics = evaluate(kb, questions, ("rrf",))[0].metrics
                 return {"ndcg@10": metrics["ndcg@10"], "hit@1": metrics["hit@1"], "recall@5": metrics["recall@5"]}
 
-            results[f"golden-{gs.name}"] = sweep(kb.searcher, golden_score, weight_pairs, rrf_ks)
+            results[f"golden-{gs.name}"] = sweep(kb.searcher, golden_score, weight_pairs, rrf_ks, fusions)
 
     for name, split in (pair.split(":", 1) for pair in args.beir):
         settings = beir.store_settings(name, args.eval_store)
         if args.skip_beir or not settings.store_dir().exists():
             continue
         folder = args.data / "beir" / name
-        queries, qrels = beir.read_queries(folder), beir.read_qrels(folder / "qrels" / f"{split}.tsv")
+        qrels_file = Path(split) if split.endswith(".tsv") else folder / "qrels" / f"{split}.tsv"
+        queries, qrels = beir.read_queries(folder), beir.read_qrels(qrels_file)
         if args.limit is not None and args.limit < len(qrels):
             qrels = {q: qrels[q] for q in random.Random(13).sample(sorted(qrels), args.limit)}
         with KnowledgeBase.open(settings) as kb:
@@ -123,22 +134,27 @@ def main() -> None:
                 out = beir.run(kb, queries, qrels, "rrf")
                 return {"ndcg@10": float(out["ndcg@10"]), "recall@100": float(out["recall@100"])}
 
-            results[f"{name}-{split}"] = sweep(kb.searcher, beir_score, weight_pairs, rrf_ks)
+            results[f"{name}-{Path(split).stem}"] = sweep(kb.searcher, beir_score, weight_pairs, rrf_ks, fusions)
 
     for name, rows in results.items():
         best = max(rows, key=lambda r: r["ndcg@10"])
-        base = next((r for r in rows if r["rrf_k"] == 60 and r["weights"] == [1.0, 1.0]), rows[0])
-        print(f"\n### {name}: nDCG@10 by RRF k (rows) and weights dense:BM25 (columns)\n")
-        print("| k | " + " | ".join(f"{w[0]:g}:{w[1]:g}" for w in weight_pairs) + " |")
+        default = ("rrf", 60, [1.0, 1.0])
+        base = next((r for r in rows if (r["fusion"], r["rrf_k"], r["weights"]) == default), rows[0])
+        print(f"\n### {name}: nDCG@10 by fusion (rows) and weights dense:BM25 (columns)\n")
+        print("| fusion | " + " | ".join(f"{w[0]:g}:{w[1]:g}" for w in weight_pairs) + " |")
         print("|---|" + "---|" * len(weight_pairs))
-        for rrf_k in rrf_ks:
-            cells = [f"{r['ndcg@10']:.3f}" for r in rows if r["rrf_k"] == rrf_k]
-            print(f"| {rrf_k} | " + " | ".join(cells) + " |")
-        print(f"\nbaseline k={base['rrf_k']} {base['weights']} {base['ndcg@10']:.3f};", end=" ")
-        print(f"best k={best['rrf_k']} {best['weights']} {best['ndcg@10']:.3f}")
+        for fusion, rrf_k in dict.fromkeys((r["fusion"], r["rrf_k"]) for r in rows):
+            cells = [f"{r['ndcg@10']:.3f}" for r in rows if (r["fusion"], r["rrf_k"]) == (fusion, rrf_k)]
+            print(f"| {_label(fusion, rrf_k)} | " + " | ".join(cells) + " |")
+        print(f"\nbaseline {_label(base['fusion'], base['rrf_k'])} {base['weights']} {base['ndcg@10']:.3f};", end=" ")
+        print(f"best {_label(best['fusion'], best['rrf_k'])} {best['weights']} {best['ndcg@10']:.3f}")
         print("mean over variants:", f"{statistics.fmean(r['ndcg@10'] for r in rows):.3f}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+
+
+def _label(fusion: str, rrf_k: int) -> str:
+    return f"rrf k={rrf_k}" if fusion == "rrf" else "scores"
 
 
 if __name__ == "__main__":

@@ -19,6 +19,14 @@ def test_defaults_are_the_documented_ones() -> None:
     assert s.store_dir() == REPO / "chroma_db"  # a source checkout keeps its store beside the code
 
 
+def test_the_dense_weight_defaults_to_its_fusions_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert KbSettings(_env_file=None).fusion_weights() == (1.5, 1.0)  # type: ignore[call-arg]
+    monkeypatch.setenv("SEXTANT_FUSION", "rrf")
+    assert KbSettings(_env_file=None).fusion_weights() == (1.0, 1.0)  # type: ignore[call-arg]
+    monkeypatch.setenv("SEXTANT_DENSE_WEIGHT", "5")
+    assert KbSettings(_env_file=None).fusion_weights() == (5.0, 1.0)  # type: ignore[call-arg]
+
+
 def test_variables_are_read_with_the_sextant_prefix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("SEXTANT_CHROMA_DIR", str(tmp_path))
     monkeypatch.setenv("SEXTANT_CHUNK_TOKENS", "128")

@@ -8,7 +8,8 @@ from pydantic import BaseModel, Field
 
 DetailLevel = Literal["ids", "snippets", "full"]
 SearchMode = Literal["hybrid", "dense", "lexical", "rrf", "rerank"]
-ScoredBy = Literal["rerank", "rrf", "dense", "lexical"]
+ScoredBy = Literal["rerank", "scores", "rrf", "dense", "lexical"]  # "scores", "rrf": the fusion that placed it
+Fusion = Literal["rrf", "scores"]
 IngestStatus = Literal["added", "replaced", "unchanged", "refused"]
 
 
@@ -19,7 +20,7 @@ class Scores(BaseModel):
     bm25: float | None = Field(None, description="BM25 score (Lucene variant).")
     bm25_rank: int | None = Field(None, description="1-based rank in the BM25 list.")
     dense_rank: int | None = Field(None, description="1-based rank in the dense list.")
-    fused: float | None = Field(None, description="Reciprocal-rank-fusion score.")
+    fused: float | None = Field(None, description="Fusion score of the dense and BM25 lists (SEXTANT_FUSION's).")
     rerank: float | None = Field(None, description="Cross-encoder relevance probability.")
 
 
@@ -133,8 +134,11 @@ class Stats(BaseModel):
     )
     dimension: int
     chunk_tokens: int
+    fusion: Fusion = Field(
+        default="scores", description="How the dense and BM25 lists are fused: by rank or by score (SEXTANT_FUSION)."
+    )
     dense_weight: float = Field(
-        default=1.0, description="The dense list's weight in the rank fusion, BM25's being 1 (SEXTANT_DENSE_WEIGHT)."
+        default=1.5, description="The dense list's weight in the fusion, BM25's being 1 (SEXTANT_DENSE_WEIGHT)."
     )
     dense_feedback: int = Field(
         default=0,

@@ -131,6 +131,14 @@ class _Built:
     vocab: dict[str, int]
 
 
+def _scores(built: _Built | None, query: str) -> np.ndarray | None:
+    """Every chunk's BM25 score for ``query`` (row order), or None when no query word is indexed."""
+    if built is None:
+        return None
+    query_ids = [built.vocab[t] for t in tokenize(query) if t in built.vocab]
+    return built.bm25.get_scores_from_ids(query_ids) if query_ids else None  # (n_docs,) float32
+
+
 class _Corrupt(Exception):
     """The on-disk index cannot be used as it is."""
 
@@ -271,13 +279,9 @@ class LexicalIndex:
         if k < 1:
             raise ValueError(f"search() needs k >= 1, got {k}")
         built = self._current()
-        if built is None:
+        scores = _scores(built, query)
+        if built is None or scores is None:
             return []
-        vocab = built.vocab
-        query_ids = [vocab[t] for t in tokenize(query) if t in vocab]
-        if not query_ids:
-            return []
-        scores = built.bm25.get_scores_from_ids(query_ids)  # (n_docs,) float32
         if allowed_ids is None:
             rows = np.flatnonzero(scores > 0)
         else:
@@ -293,6 +297,17 @@ class LexicalIndex:
             LexicalHit(id=ids[r], score=float(s), rank=rank)
             for rank, (r, s) in enumerate(zip(rows.tolist(), scores[rows].tolist(), strict=True), start=1)
         ]
+
+    def scores(self, query: str, ids: Iterable[str]) -> dict[str, float]:
+        """The BM25 score of each of ``ids`` for ``query``, however low (0 where no query word occurs, or for an
+        id not in the index): score fusion weighs the dense list's chunks that BM25 did not rank too."""
+        ids = list(ids)
+        built = self._current()
+        scores = _scores(built, query)
+        if built is None or scores is None:
+            return dict.fromkeys(ids, 0.0)
+        get = built.rows.get
+        return {i: float(scores[r]) if (r := get(i)) is not None else 0.0 for i in ids}
 
     def _current(self) -> _Built | None:
         with self._lock:

@@ -1,8 +1,9 @@
-"""The retrieval pipeline: dense and BM25 candidates, fused by rank, optionally reranked, capped, cut.
+"""The retrieval pipeline: dense and BM25 candidates, fused, optionally reranked, capped, cut.
 
-Stages (each timed): embed the query; dense top-``depth`` from the store; BM25 top-``depth``;
-reciprocal rank fusion; cosine for every candidate (so the cap and abstention judge relevance, not
-rank); with ``feedback``, the dense list searched again from the question's vector moved toward the
+Stages (each timed): embed the query; dense top-``depth`` from the store; BM25 top-``depth``; the
+candidates read from the store with their vectors; cosine for every candidate (so the cap and abstention
+judge relevance, not rank); fusion by rank (RRF) or by score (each candidate's cosine and BM25 score, each
+over the best); with ``feedback``, the dense list searched again from the question's vector moved toward the
 best passages' (``feedback_vector``) and fused again with the same BM25 list; cross-encoder rescoring
 of the best fused candidates when one is loaded, its rank fused with the other two or replacing them
 (the rest follow in fused order); the per-document cap; abstention; cut to k.
@@ -18,15 +19,16 @@ from typing import Literal, Protocol, TypeVar
 
 import numpy as np
 
-from sextant.contract.results import DetailLevel, Hit, ScoredBy, Scores, SearchMode, SearchResult
+from sextant.contract.results import DetailLevel, Fusion, Hit, ScoredBy, Scores, SearchMode, SearchResult
 from sextant.kb.abstention import AbstentionRule
 from sextant.kb.ann.live import LiveIndex
 from sextant.kb.chunk_meta import ChunkMeta
 from sextant.kb.embeddings import Embedder
-from sextant.kb.fusion import RRF_K, cap_per_document, reciprocal_rank_fusion
+from sextant.kb.fusion import RRF_K, cap_per_document, reciprocal_rank_fusion, score_fusion
 from sextant.kb.lexical import LexicalHit, LexicalIndex, matched_terms
 from sextant.kb.rerank import Reranker
 from sextant.kb.store import ChunkStore, StoredChunk
+from sextant.settings import DENSE_WEIGHT
 
 SNIPPET_CHARS = 320
 # How far the question's vector moves toward the mean of the passages fed back (learning/feedback.md).
@@ -61,7 +63,8 @@ class Searcher:
         depth: int = 30,
         rule: AbstentionRule | None = None,
         rrf_k: int = RRF_K,
-        weights: tuple[float, float] = (1.0, 1.0),
+        fusion: Fusion = "scores",
+        weights: tuple[float, float] | None = None,
         rerank_fusion: Literal["rrf", "replace"] = "rrf",
         rerank_candidates: int = 20,
         competitive: float = 0.5,
@@ -81,7 +84,8 @@ class Searcher:
         self.depth = depth
         self.rule = rule or AbstentionRule()
         self.rrf_k = rrf_k
-        self.weights = weights  # (dense, BM25)
+        self.fusion = fusion  # by rank (RRF) or by each list's scores over its best (score_fusion)
+        self.weights = weights or (DENSE_WEIGHT[fusion], 1.0)  # (dense, BM25)
         self.rerank_fusion = rerank_fusion
         self.rerank_candidates = rerank_candidates
         self.competitive = competitive
@@ -121,15 +125,16 @@ class Searcher:
         clock.lap("dense")
         lexical = self.lexical.search(query, depth, allowed_ids=allowed) if mode != "dense" else []
         clock.lap("lexical")
-        candidates = self._fused(q, dense, lexical, clock)
+        candidates = self._fused(q, query, mode, dense, lexical, clock)
         if self.feedback and mode != "lexical" and candidates:
             best = self._capped(candidates, self.feedback)
             fed = feedback_vector(q, [c.chunk.vector for c in best if c.chunk.vector is not None])
             dense = self._dense(fed, depth, allowed, doc_ids)
             clock.lap("feedback")
-            candidates = self._fused(q, dense, lexical, clock, read={c.chunk.id: c.chunk for c in candidates})
+            read = {c.chunk.id: c.chunk for c in candidates}
+            candidates = self._fused(q, query, mode, dense, lexical, clock, read=read, searched=fed)
 
-        scored_by: ScoredBy = "dense" if mode == "dense" else "lexical" if mode == "lexical" else "rrf"
+        scored_by: ScoredBy = "dense" if mode == "dense" else "lexical" if mode == "lexical" else self.fusion
         if mode in ("hybrid", "rerank") and self.reranker.active and candidates:
             top, rest = candidates[: self.rerank_candidates], candidates[self.rerank_candidates :]
             self._rerank(query, top)
@@ -175,25 +180,44 @@ class Searcher:
     def _fused(
         self,
         q: np.ndarray,
+        query: str,
+        mode: SearchMode,
         dense: list[tuple[str, float]],
         lexical: Sequence[LexicalHit],
         clock: _Clock,
         read: dict[str, StoredChunk] | None = None,
+        searched: np.ndarray | None = None,
     ) -> list[_Candidate]:
-        """The dense and BM25 lists fused by rank, each chunk scored against the question ``q``; chunks in
-        ``read`` (live ones from a first fusion of this search) are not read from the store again."""
-        ranking = reciprocal_rank_fusion([[i for i, _ in dense], [h.id for h in lexical]], self.rrf_k, self.weights)
-        clock.lap("fuse")
+        """The dense and BM25 lists fused, each chunk scored against the question ``q``; chunks in ``read``
+        (live ones from a first fusion of this search) are not read from the store again. ``searched``: the
+        vector the dense list was searched with when not ``q`` (feedback's), whose cosines score fusion weighs."""
         read = read or {}
-        chunks = {c.id: c for c in self.store.get_chunks([i for i, _ in ranking if i not in read], vectors=True)}
+        ids = dict.fromkeys([i for i, _ in dense] + [h.id for h in lexical])
+        chunks = {c.id: c for c in self.store.get_chunks([i for i in ids if i not in read], vectors=True)}
         # A document's record is its version's commit point: while a replacement is written, the new chunks are
         # stored before the record and the old ones removed after it. Only the version the record names is read.
         live = self.store.live_chunk_ids(c.doc_id for c in chunks.values())
         chunks = {cid: c for cid, c in chunks.items() if cid in live} | read
         clock.lap("fetch")
-        candidates = self._score(q, ranking, chunks, dense, lexical)
+        # Removed between the two reads, or with no vector: nothing to cite.
+        cosine = {cid: float(chunks[cid].vector @ q) for cid in ids if cid in chunks and chunks[cid].vector is not None}
         clock.lap("cosine")
-        return candidates
+        if self.fusion == "scores":
+            lists: list[dict[str, float]] = []
+            weights: list[float] = []
+            if mode != "lexical":
+                by = cosine if searched is None else {cid: float(chunks[cid].vector @ searched) for cid in cosine}
+                lists.append(by)
+                weights.append(self.weights[0])
+            if mode != "dense":
+                bm25 = {h.id: h.score for h in lexical if h.id in cosine}
+                lists.append(bm25 | self.lexical.scores(query, (i for i in cosine if i not in bm25)))
+                weights.append(self.weights[1])
+            ranking = score_fusion(lists, weights)
+        else:
+            ranking = reciprocal_rank_fusion([[i for i, _ in dense], [h.id for h in lexical]], self.rrf_k, self.weights)
+        clock.lap("fuse")
+        return self._score(ranking, chunks, cosine, dense, lexical)
 
     def _capped(self, candidates: list[_Candidate], k: int) -> list[_Candidate]:
         return cap_per_document(
@@ -225,9 +249,9 @@ class Searcher:
 
     @staticmethod
     def _score(
-        q: np.ndarray,
         ranking: list[tuple[str, float]],
         chunks: dict[str, StoredChunk],
+        cosine: dict[str, float],
         dense: list[tuple[str, float]],
         lexical: Sequence[LexicalHit],
     ) -> list[_Candidate]:
@@ -235,15 +259,14 @@ class Searcher:
         bm25 = {h.id: h for h in lexical}
         out: list[_Candidate] = []
         for cid, fused in ranking:
-            chunk = chunks.get(cid)
-            if chunk is None or chunk.vector is None:
-                continue  # removed between the two reads; nothing to cite
+            if cid not in cosine:
+                continue
             hit = bm25.get(cid)
             out.append(
                 _Candidate(
-                    chunk,
+                    chunks[cid],
                     Scores(
-                        dense=round(float(chunk.vector @ q), 6),
+                        dense=round(cosine[cid], 6),
                         dense_rank=dense_rank.get(cid),
                         bm25=round(float(hit.score), 6) if hit else None,
                         bm25_rank=hit.rank if hit else None,
@@ -261,7 +284,9 @@ class Searcher:
     def _reranked_order(self, candidates: list[_Candidate]) -> list[_Candidate]:
         if self.rerank_fusion == "replace":
             return sorted(candidates, key=lambda c: -(c.scores.rerank or 0.0))
-        return fused_rerank_order(candidates, lambda c: c.chunk.id, self.rrf_k, self.weights)
+        # The reranker's rank fusion was measured with rank-fusion weights; score fusion's are on another scale.
+        weights = self.weights if self.fusion == "rrf" else (DENSE_WEIGHT["rrf"], 1.0)
+        return fused_rerank_order(candidates, lambda c: c.chunk.id, self.rrf_k, weights)
 
 
 class _Scored(Protocol):

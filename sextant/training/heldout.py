@@ -55,6 +55,8 @@ def searcher_with(kb: KnowledgeBase, reranker: Reranker, depth: int) -> Searcher
         reranker,
         max_per_document=kb.searcher.max_per_document,
         depth=depth,
+        fusion=kb.searcher.fusion,
+        weights=kb.searcher.weights,
         rerank_fusion="replace",
         rerank_candidates=kb.searcher.rerank_candidates,
     )

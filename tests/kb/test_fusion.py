@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from sextant.kb.fusion import cap_per_document, reciprocal_rank_fusion
+from sextant.kb.fusion import cap_per_document, reciprocal_rank_fusion, score_fusion
 
 
 def test_rrf_matches_hand_computation() -> None:
@@ -51,3 +51,30 @@ def test_weighted_rrf_scales_each_list() -> None:
     assert fused == {"a": pytest.approx(2 / 11), "b": pytest.approx(1 / 11)}
     with pytest.raises(ValueError):
         reciprocal_rank_fusion([["a"], ["b"]], weights=[1.0])
+
+
+def test_score_fusion_divides_each_list_by_its_best_and_weighs_it() -> None:
+    fused = dict(score_fusion([{"a": 0.8, "b": 0.4, "c": 0.2}, {"a": 2.0, "b": 10.0, "c": 0.0}], [1.5, 1.0]))
+    assert fused["a"] == pytest.approx(1.5 * 1.0 + 0.2)
+    assert fused["b"] == pytest.approx(1.5 * 0.5 + 1.0)
+    assert fused["c"] == pytest.approx(1.5 * 0.25)
+
+
+def test_score_fusion_does_not_depend_on_how_deep_a_list_was_cut() -> None:
+    shallow = [{"a": 0.9, "b": 0.7}, {"a": 3.0, "b": 6.0}]
+    deep = [shallow[0] | {"x": 0.1, "y": 0.05}, shallow[1] | {"x": 0.5, "y": 0.2}]
+    assert score_fusion(deep)[:2] == score_fusion(shallow)
+
+
+def test_score_fusion_counts_a_missing_id_and_a_negative_score_as_zero() -> None:
+    fused = dict(score_fusion([{"a": 0.5, "b": -0.3}, {"b": 4.0}]))
+    assert fused == {"a": pytest.approx(1.0), "b": pytest.approx(1.0)}
+
+
+def test_score_fusion_of_a_list_with_nothing_scored_adds_nothing() -> None:
+    assert score_fusion([{"a": 0.0, "b": 0.0}, {"a": 0.2, "b": 0.4}]) == [("b", 1.0), ("a", 0.5)]
+    assert score_fusion([]) == []
+
+
+def test_score_fusion_breaks_ties_by_first_appearance() -> None:
+    assert [key for key, _ in score_fusion([{"y": 1.0, "x": 1.0}])] == ["y", "x"]

@@ -23,6 +23,14 @@ BEES = (
     "In early spring the beekeeper checks that the queen is laying and that stores of honey last until "
     "the first nectar flow. Swarm control starts in May by adding supers and splitting strong colonies."
 )
+# One single-chunk document each, about the kitchen, the hive and the garden.
+HOUSEHOLD = {
+    "espresso": ESPRESSO,
+    "bees": BEES,
+    "kettle": "The kettle boils water for tea in three minutes and switches itself off.",
+    "grinder": "Clean the burr grinder monthly: brush out old grounds so that the beans taste fresh.",
+    "garden": "Water the tomato plants every morning and tie them to stakes as they grow.",
+}
 
 
 def _doc(text: str, title: str, pages: int = 0) -> LoadedDocument:
@@ -45,7 +53,7 @@ def test_ingest_then_search_cites_document_page_and_terms(kb: KnowledgeBase) -> 
     assert (top.document_id, top.title, top.source) == ("espresso", "Espresso care", "espresso.md")
     assert "descale" in top.matched_terms
     assert top.scores.dense is not None and top.scores.fused is not None and top.scores.bm25_rank == 1
-    assert top.scored_by == "rrf"
+    assert top.scored_by == "scores"  # the default fusion
     stored = kb.chunk(top.chunk_id)
     assert kb.document("espresso").text[top.start : top.end] == stored.text
 
@@ -226,29 +234,54 @@ def test_new_bytes_of_the_same_content_are_a_new_version_without_embedding(kb: K
     assert record is not None and record.file_hash == "b" * 64
 
 
-def test_the_dense_weight_setting_weighs_the_dense_list_in_the_fusion(settings: KbSettings, embedder: Embedder) -> None:
-    heavy = settings.model_copy(update={"dense_weight": 5.0})
+def test_the_dense_weight_setting_weighs_the_dense_list_in_rank_fusion(
+    settings: KbSettings, embedder: Embedder
+) -> None:
+    heavy = settings.model_copy(update={"fusion": "rrf", "dense_weight": 5.0})
     with KnowledgeBase.open(heavy, embedder=embedder) as kb:
         kb.ingest("espresso", _doc(ESPRESSO, "Espresso care"))
         kb.ingest("bees", _doc(BEES, "Beekeeping calendar"))
         hits = kb.search("descale the espresso machine", k=2, abstain=False).hits
         assert kb.stats().dense_weight == 5.0  # kb_stats names the weight a search runs with
-    assert hits and all(h.scores.dense_rank is not None for h in hits)
+    assert hits and all(h.scores.dense_rank is not None and h.scored_by == "rrf" for h in hits)
     for hit in hits:
         lexical = 1.0 / (RRF_K + hit.scores.bm25_rank) if hit.scores.bm25_rank is not None else 0.0
         assert hit.scores.fused == pytest.approx(5.0 / (RRF_K + hit.scores.dense_rank) + lexical, abs=1e-6)
 
 
+def test_score_fusion_weighs_every_candidate_by_its_cosine_and_its_bm25_over_the_best(
+    settings: KbSettings, embedder: Embedder
+) -> None:
+    docs = HOUSEHOLD
+    question = "weekly tea and water"
+    with KnowledgeBase.open(settings, embedder=embedder) as kb:
+        for doc_id, text in docs.items():
+            kb.ingest(doc_id, _doc(text, doc_id.title()))
+        assert (kb.stats().fusion, kb.stats().dense_weight) == ("scores", 1.5)  # the default
+        # Two from each list: every candidate comes back (one chunk per document), some from one list only.
+        result = kb.search(question, k=5, abstain=False, depth=2)
+        bm25 = kb.lexical.scores(question, [h.chunk_id for h in result.hits])
+        # One list alone is that list's order.
+        lexical = kb.search(question, k=5, abstain=False, mode="lexical").hits
+        dense = kb.search(question, k=5, abstain=False, mode="dense").hits
+
+    assert [h.scores.bm25_rank for h in lexical] == [1, 2, 3]
+    assert [h.scores.dense_rank for h in dense] == [1, 2, 3, 4, 5]
+    hits = result.hits
+    assert len(hits) == 3 and all(s > 0 for s in bm25.values())
+    # The garden's "water" is third in BM25, below the cut; its score still counts.
+    assert [h.document_id for h in hits if h.scores.bm25_rank is None] == ["garden"]
+    cosine = {h.chunk_id: max(h.scores.dense or 0.0, 0.0) for h in hits}
+    for hit in hits:
+        expected = 1.5 * cosine[hit.chunk_id] / max(cosine.values()) + bm25[hit.chunk_id] / max(bm25.values())
+        assert hit.scores.fused == pytest.approx(expected, abs=1e-5)
+    assert [h.scores.fused for h in hits] == sorted((h.scores.fused or 0.0 for h in hits), reverse=True)
+
+
 def test_feedback_searches_the_dense_list_again_from_the_best_passages(
     settings: KbSettings, embedder: Embedder
 ) -> None:
-    docs = {
-        "espresso": ESPRESSO,
-        "bees": BEES,
-        "kettle": "The kettle boils water for tea in three minutes and switches itself off.",
-        "grinder": "Clean the burr grinder monthly: brush out old grounds so that the beans taste fresh.",
-        "garden": "Water the tomato plants every morning and tie them to stakes as they grow.",
-    }
+    docs = HOUSEHOLD
     with KnowledgeBase.open(settings.model_copy(update={"dense_feedback": 2}), embedder=embedder) as kb:
         for doc_id, text in docs.items():
             kb.ingest(doc_id, _doc(text, doc_id.title()))
@@ -261,6 +294,8 @@ def test_feedback_searches_the_dense_list_again_from_the_best_passages(
         best = [c.vector for c in kb.store.get_chunks([h.chunk_id for h in plain.hits[:2]], vectors=True)]
         moved = feedback_vector(kb.embedder.embed_query(question), [v for v in best if v is not None])
         expected = [chunk_id for chunk_id, _ in kb.store.query(moved, 30, None)]
+        vectors = {c.id: c.vector for c in kb.store.get_chunks([h.chunk_id for h in fed.hits], vectors=True)}
+        bm25 = kb.lexical.scores(question, vectors)
 
     assert [h.document_id for h in plain.hits[:2]] == ["grinder", "espresso"]
     assert "feedback" in fed.timings_ms and "feedback" not in plain.timings_ms
@@ -269,5 +304,11 @@ def test_feedback_searches_the_dense_list_again_from_the_best_passages(
     # alone it was not.
     rank = {when: {h.document_id: h.scores.dense_rank for h in r.hits} for when, r in [("plain", plain), ("fed", fed)]}
     assert rank["plain"]["garden"] < rank["plain"]["kettle"] and rank["fed"]["kettle"] < rank["fed"]["garden"]
-    # What a hit reports, and what abstention reads, is still its cosine with the question itself.
+    # What a hit reports, and what abstention reads, is still its cosine with the question itself ...
     assert {h.chunk_id: h.scores.dense for h in fed.hits} == {h.chunk_id: h.scores.dense for h in plain.hits}
+    # ... while score fusion weighs the dense list by its cosines with the vector that searched it.
+    assert len(fed.hits) == len(docs)  # every chunk a candidate: the maxima are the hits'
+    moved_cosine = {cid: max(float(v @ moved), 0.0) for cid, v in vectors.items() if v is not None}
+    for hit in fed.hits:
+        dense = 1.5 * moved_cosine[hit.chunk_id] / max(moved_cosine.values())
+        assert hit.scores.fused == pytest.approx(dense + bm25[hit.chunk_id] / max(bm25.values()), abs=1e-5)

@@ -181,6 +181,17 @@ def test_allowed_ids_restricts_to_a_subset() -> None:
     assert index.search("apple banana", k=5, allowed_ids=set()) == []
 
 
+def test_scores_are_the_searchs_for_any_chunk_however_low() -> None:
+    index = build(random_corpus(seed=7, n_docs=50))
+    full = index.search("apple banana", k=50)
+    asked = [h.id for h in full[::4]] + ["d-not-indexed"]
+    unmatched = next(i for i in (f"d{n}" for n in range(50)) if i not in {h.id for h in full})
+    scores = index.scores("apple banana", [*asked, unmatched])
+    assert scores == {**{h.id: h.score for h in full[::4]}, "d-not-indexed": 0.0, unmatched: 0.0}
+    assert index.scores("the of", ["d0"]) == {"d0": 0.0}
+    assert LexicalIndex().scores("apple", ["d0"]) == {"d0": 0.0}
+
+
 def test_matched_terms_reports_surface_words() -> None:
     text = "The dog runs after two cats in the garden."
     assert matched_terms("Running CATS and the Dogs, running!", text) == ["Running", "CATS", "Dogs"]
