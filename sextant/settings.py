@@ -32,8 +32,8 @@ def default_threads() -> int:
 
 PREFIX = "SEXTANT_"
 
-# The dense list's weight, BM25's being 1, where SEXTANT_DENSE_WEIGHT is unset: each fusion's own, chosen on the
-# SciFact and NFCorpus training questions within the golden sets' bar (learning/fusion.md).
+# The dense list's weight, BM25's being 1, where SEXTANT_DENSE_WEIGHT is unset: each fusion's own; score fusion's
+# chosen on the SciFact and NFCorpus training questions within the golden sets' bar (learning/fusion.md).
 DENSE_WEIGHT: dict[Fusion, float] = {"rrf": 1.0, "scores": 1.5}
 
 
@@ -124,17 +124,17 @@ class KbSettings(SharedSettings):
         "(learning/reranker.md), 'replace' orders by its score alone.",
     )
     fusion: Fusion = Field(
-        default="scores",
-        description="How the dense and BM25 lists are fused: 'scores' by each candidate's cosine and BM25 score, "
-        "each divided by its list's best (SciFact held out 0.758 -> 0.769, NFCorpus dev 0.330 -> 0.337); 'rrf' by "
-        "rank (learning/fusion.md).",
+        default="rrf",
+        description="How the dense and BM25 lists are fused: 'rrf' by rank; 'scores' by each candidate's cosine and "
+        "BM25 score, each divided by its list's best, which ranks better (SciFact held out 0.758 -> 0.769, NFCorpus "
+        "dev 0.330 -> 0.337) but made the local model's answers worse (learning/fusion.md).",
     )
     dense_weight: float | None = Field(
         default=None,
         gt=0,
         le=100,
-        description="Weight of the dense list in the fusion, BM25's being 1. Default: 1.5 under score fusion, 1 "
-        "under rrf (learning/fusion.md); 5 with rrf for EmbeddingGemma over abstract-length documents with "
+        description="Weight of the dense list in the fusion, BM25's being 1. Default: 1 under rrf, 1.5 under "
+        "score fusion (learning/fusion.md); 5 with rrf for EmbeddingGemma over abstract-length documents with "
         "512-token chunks (learning/embedding-gemma.md).",
     )
     max_per_document: int = Field(

@@ -20,9 +20,9 @@ def test_defaults_are_the_documented_ones() -> None:
 
 
 def test_the_dense_weight_defaults_to_its_fusions_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert KbSettings(_env_file=None).fusion_weights() == (1.5, 1.0)  # type: ignore[call-arg]
-    monkeypatch.setenv("SEXTANT_FUSION", "rrf")
     assert KbSettings(_env_file=None).fusion_weights() == (1.0, 1.0)  # type: ignore[call-arg]
+    monkeypatch.setenv("SEXTANT_FUSION", "scores")
+    assert KbSettings(_env_file=None).fusion_weights() == (1.5, 1.0)  # type: ignore[call-arg]
     monkeypatch.setenv("SEXTANT_DENSE_WEIGHT", "5")
     assert KbSettings(_env_file=None).fusion_weights() == (5.0, 1.0)  # type: ignore[call-arg]
 

@@ -135,10 +135,10 @@ class Stats(BaseModel):
     dimension: int
     chunk_tokens: int
     fusion: Fusion = Field(
-        default="scores", description="How the dense and BM25 lists are fused: by rank or by score (SEXTANT_FUSION)."
+        default="rrf", description="How the dense and BM25 lists are fused: by rank or by score (SEXTANT_FUSION)."
     )
     dense_weight: float = Field(
-        default=1.5, description="The dense list's weight in the fusion, BM25's being 1 (SEXTANT_DENSE_WEIGHT)."
+        default=1.0, description="The dense list's weight in the fusion, BM25's being 1 (SEXTANT_DENSE_WEIGHT)."
     )
     dense_feedback: int = Field(
         default=0,

@@ -63,7 +63,7 @@ class Searcher:
         depth: int = 30,
         rule: AbstentionRule | None = None,
         rrf_k: int = RRF_K,
-        fusion: Fusion = "scores",
+        fusion: Fusion = "rrf",
         weights: tuple[float, float] | None = None,
         rerank_fusion: Literal["rrf", "replace"] = "rrf",
         rerank_candidates: int = 20,

@@ -53,7 +53,7 @@ def test_ingest_then_search_cites_document_page_and_terms(kb: KnowledgeBase) -> 
     assert (top.document_id, top.title, top.source) == ("espresso", "Espresso care", "espresso.md")
     assert "descale" in top.matched_terms
     assert top.scores.dense is not None and top.scores.fused is not None and top.scores.bm25_rank == 1
-    assert top.scored_by == "scores"  # the default fusion
+    assert top.scored_by == "rrf"  # the default fusion
     stored = kb.chunk(top.chunk_id)
     assert kb.document("espresso").text[top.start : top.end] == stored.text
 
@@ -254,10 +254,10 @@ def test_score_fusion_weighs_every_candidate_by_its_cosine_and_its_bm25_over_the
 ) -> None:
     docs = HOUSEHOLD
     question = "weekly tea and water"
-    with KnowledgeBase.open(settings, embedder=embedder) as kb:
+    with KnowledgeBase.open(settings.model_copy(update={"fusion": "scores"}), embedder=embedder) as kb:
         for doc_id, text in docs.items():
             kb.ingest(doc_id, _doc(text, doc_id.title()))
-        assert (kb.stats().fusion, kb.stats().dense_weight) == ("scores", 1.5)  # the default
+        assert (kb.stats().fusion, kb.stats().dense_weight) == ("scores", 1.5)  # score fusion's own weight
         # Two from each list: every candidate comes back (one chunk per document), some from one list only.
         result = kb.search(question, k=5, abstain=False, depth=2)
         bm25 = kb.lexical.scores(question, [h.chunk_id for h in result.hits])
@@ -282,7 +282,8 @@ def test_feedback_searches_the_dense_list_again_from_the_best_passages(
     settings: KbSettings, embedder: Embedder
 ) -> None:
     docs = HOUSEHOLD
-    with KnowledgeBase.open(settings.model_copy(update={"dense_feedback": 2}), embedder=embedder) as kb:
+    fed_scores = settings.model_copy(update={"dense_feedback": 2, "fusion": "scores"})
+    with KnowledgeBase.open(fed_scores, embedder=embedder) as kb:
         for doc_id, text in docs.items():
             kb.ingest(doc_id, _doc(text, doc_id.title()))
         assert kb.stats().dense_feedback == 2

@@ -61,7 +61,7 @@ def test_plumbing_search_reranks_and_reports_rerank_scores(
     assert all(s is not None for s in rerank_scores)
     assert rerank_scores == sorted(rerank_scores, reverse=True)  # type: ignore[type-var]
     assert result.timings_ms["rerank"] > 0
-    assert kb.search("descale espresso", mode="rrf", abstain=False).hits[0].scored_by == "scores"
+    assert kb.search("descale espresso", mode="rrf", abstain=False).hits[0].scored_by == "rrf"
 
 
 def test_by_default_the_rerank_is_fused_with_the_dense_and_bm25_ranks(
@@ -88,7 +88,7 @@ def test_an_unloadable_reranker_is_reported_once_and_search_falls_back_to_fusion
     state = kb.stats().reranker
     assert not state.active and "could not be loaded" in state.detail and "fusion" in state.detail
     kb.ingest("espresso", LoadedDocument(text="Descale the espresso machine every eight weeks.", title="Espresso"))
-    assert kb.search("descale espresso", k=1).hits[0].scored_by == "scores"
+    assert kb.search("descale espresso", k=1).hits[0].scored_by == "rrf"
 
 
 @pytest.fixture(scope="module")
