@@ -24,12 +24,13 @@ import random
 import statistics
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, get_args
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from memo import memoise
 
+from sextant.contract.results import Fusion
 from sextant.evals import beir
 from sextant.evals.cli import golden_sets
 from sextant.evals.golden import load_golden
@@ -39,7 +40,6 @@ from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.search import Searcher
 from sextant.settings import KbSettings
 
-Fusion = Literal["rrf", "scores"]
 RRF_KS = (10, 60)
 WEIGHTS = ((1.0, 1.0), (1.5, 1.0), (1.0, 1.5))
 
@@ -97,7 +97,7 @@ def main() -> None:
     )
     parser.add_argument("--ks", nargs="+", type=int, default=list(RRF_KS), help="RRF k values (default: %(default)s)")
     parser.add_argument(
-        "--fusion", nargs="+", choices=["rrf", "scores"], default=["rrf"], help="fusions to try (default: rrf)"
+        "--fusion", nargs="+", choices=get_args(Fusion), default=["rrf"], help="fusions to try (default: rrf)"
     )
     parser.add_argument(
         "--limit", type=int, help="score a seeded sample of this many of each BEIR split's questions (default: all)"

@@ -148,11 +148,6 @@ class KbSettings(SharedSettings):
         "toward this many of the best fused passages, and fused again; 3 lifts keyword questions over topical "
         "collections (NFCorpus dev +0.009) but not SciFact's claims, so 0, off, is the default (learning/feedback.md).",
     )
-
-    def fusion_weights(self) -> tuple[float, float]:
-        """(dense, BM25) weights of the fusion: SEXTANT_DENSE_WEIGHT's, or the fusion's own default, and 1."""
-        return (self.dense_weight if self.dense_weight is not None else DENSE_WEIGHT[self.fusion]), 1.0
-
     parse_timeout_s: float = Field(
         default=20.0, gt=0, le=3600, description="Seconds one file may take to parse (in a worker process)."
     )
@@ -204,6 +199,10 @@ class KbSettings(SharedSettings):
     kb_authorization_servers: str = Field(
         default="", description="sextant-kb --http: comma-separated OAuth issuers named in the resource metadata."
     )
+
+    def fusion_weights(self) -> tuple[float, float]:
+        """(dense, BM25) weights of the fusion: SEXTANT_DENSE_WEIGHT's, or the fusion's own default, and 1."""
+        return (self.dense_weight if self.dense_weight is not None else DENSE_WEIGHT[self.fusion]), 1.0
 
     def ann_params(self) -> dict[str, int]:
         """The Index Lab knobs, as ``sextant.kb.ann.live`` reads them."""
