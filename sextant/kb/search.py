@@ -64,7 +64,7 @@ class Searcher:
         rule: AbstentionRule | None = None,
         rrf_k: int = RRF_K,
         fusion: Fusion = "rrf",
-        weights: tuple[float, float] = (1.0, 1.0),
+        weights: tuple[float, float] | None = None,
         rerank_fusion: Literal["rrf", "replace"] = "rrf",
         rerank_candidates: int = 20,
         competitive: float = 0.5,
@@ -85,7 +85,7 @@ class Searcher:
         self.rule = rule or AbstentionRule()
         self.rrf_k = rrf_k
         self.fusion = fusion  # by rank (RRF) or by each list's scores over its best (score_fusion)
-        self.weights = weights  # (dense, BM25); KbSettings.fusion_weights gives each fusion its default
+        self.weights = weights or (DENSE_WEIGHT[fusion], 1.0)  # (dense, BM25); KbSettings.fusion_weights' too
         self.rerank_fusion = rerank_fusion
         self.rerank_candidates = rerank_candidates
         self.competitive = competitive

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 import pytest
 
-from sextant.contract.results import Scores
-from sextant.kb.search import FEEDBACK_WEIGHT, feedback_vector, fused_rerank_order
+from sextant.contract.results import Fusion, Scores
+from sextant.kb.lexical import LexicalIndex
+from sextant.kb.search import FEEDBACK_WEIGHT, Searcher, feedback_vector, fused_rerank_order
+from sextant.settings import DENSE_WEIGHT
 
 
 @dataclass
@@ -47,3 +50,12 @@ def test_feedback_moves_the_question_toward_the_mean_of_the_passages_at_unit_len
 def test_feedback_from_no_passage_leaves_the_question_as_it_is() -> None:
     question = np.array([0.6, 0.8], dtype=np.float32)
     assert feedback_vector(question, []) is question
+
+
+@pytest.mark.parametrize("fusion", ["rrf", "scores"])
+def test_a_searcher_given_no_weights_takes_its_fusions_own(fusion: Fusion) -> None:
+    unused = cast(Any, None)  # the constructor only keeps the embedder, store and reranker
+    searcher = Searcher(unused, unused, LexicalIndex(), unused, max_per_document=2, fusion=fusion)
+    assert searcher.weights == (DENSE_WEIGHT[fusion], 1.0)
+    given = Searcher(unused, unused, LexicalIndex(), unused, max_per_document=2, fusion=fusion, weights=(2.0, 1.0))
+    assert given.weights == (2.0, 1.0)
