@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from beir_split import read_split
 
 from sextant.evals import beir
 from sextant.evals.cli import golden_sets
@@ -121,19 +122,14 @@ def main(argv: Sequence[str] | None = None) -> None:
                 for report in evaluate(kb, questions, tuple(args.modes)):
                     print(f"golden {name} {variant} {report.mode}: nDCG@10 {report.metrics['ndcg@10']:.4f}", flush=True)
     for pair in args.beir:
-        name, split_name = pair.split(":", 1)
-        folder = args.data / "beir" / name
-        qrels_file = Path(split_name) if split_name.endswith(".tsv") else folder / "qrels" / f"{split_name}.tsv"
-        queries, qrels = beir.read_queries(folder), beir.read_qrels(qrels_file)
-        if len(qrels) > args.limit:
-            qrels = {q: qrels[q] for q in random.Random(13).sample(sorted(qrels), args.limit)}
-        with KnowledgeBase.open(beir.store_settings(name, args.eval_store)) as kb:
+        found = read_split(args.data, pair, args.limit)
+        with KnowledgeBase.open(beir.store_settings(found.dataset, args.eval_store)) as kb:
             for variant in args.variants:
                 use_variant(kb, variant)
                 for mode in args.modes:
-                    out = beir.run(kb, queries, qrels, mode)
+                    out = beir.run(kb, found.queries, found.qrels, mode)
                     print(
-                        f"{name} {Path(split_name).stem} {variant} {mode}: nDCG@10 {out['ndcg@10']} "
+                        f"{found.dataset} {found.split} {variant} {mode}: nDCG@10 {out['ndcg@10']} "
                         f"recall@100 {out['recall@100']}",
                         flush=True,
                     )

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any, get_args
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from beir_split import read_split
 from memo import memoise
 
 from sextant.contract.results import Fusion
@@ -118,15 +118,12 @@ def main() -> None:
 
             results[f"golden-{gs.name}"] = sweep(kb.searcher, golden_score, weight_pairs, rrf_ks, fusions)
 
-    for name, split in (pair.split(":", 1) for pair in args.beir):
-        settings = beir.store_settings(name, args.eval_store)
+    for pair in args.beir:
+        settings = beir.store_settings(pair.split(":", 1)[0], args.eval_store)
         if args.skip_beir or not settings.store_dir().exists():
             continue
-        folder = args.data / "beir" / name
-        qrels_file = Path(split) if split.endswith(".tsv") else folder / "qrels" / f"{split}.tsv"
-        queries, qrels = beir.read_queries(folder), beir.read_qrels(qrels_file)
-        if args.limit is not None and args.limit < len(qrels):
-            qrels = {q: qrels[q] for q in random.Random(13).sample(sorted(qrels), args.limit)}
+        found = read_split(args.data, pair, args.limit)
+        queries, qrels = found.queries, found.qrels
         with KnowledgeBase.open(settings) as kb:
             memoise(kb.searcher)
 
@@ -134,7 +131,7 @@ def main() -> None:
                 out = beir.run(kb, queries, qrels, "rrf")
                 return {"ndcg@10": float(out["ndcg@10"]), "recall@100": float(out["recall@100"])}
 
-            results[f"{name}-{Path(split).stem}"] = sweep(kb.searcher, beir_score, weight_pairs, rrf_ks, fusions)
+            results[f"{found.dataset}-{found.split}"] = sweep(kb.searcher, beir_score, weight_pairs, rrf_ks, fusions)
 
     for name, rows in results.items():
         best = max(rows, key=lambda r: r["ndcg@10"])

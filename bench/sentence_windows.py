@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +24,8 @@ from pathlib import Path
 import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from beir_split import read_split
 
 from sextant.agent.sentences import split
 from sextant.evals import beir
@@ -112,19 +113,14 @@ def main(argv: Sequence[str] | None = None) -> None:
                 use_variant(kb, vectors, variant)
                 print(f"golden {name} {variant}: nDCG@10 {evaluate(kb, questions, ('rrf',))[0].metrics['ndcg@10']:.4f}")
     for pair in args.beir:
-        name, split_name = pair.split(":", 1)
-        folder = args.data / "beir" / name
-        qrels_file = Path(split_name) if split_name.endswith(".tsv") else folder / "qrels" / f"{split_name}.tsv"
-        queries, qrels = beir.read_queries(folder), beir.read_qrels(qrels_file)
-        if len(qrels) > args.limit:
-            qrels = {q: qrels[q] for q in random.Random(13).sample(sorted(qrels), args.limit)}
-        with KnowledgeBase.open(beir.store_settings(name, args.eval_store)) as kb:
-            vectors = windows_of(kb, args.window, args.cache / f"{name}-w{args.window}.npz")
+        found = read_split(args.data, pair, args.limit)
+        with KnowledgeBase.open(beir.store_settings(found.dataset, args.eval_store)) as kb:
+            vectors = windows_of(kb, args.window, args.cache / f"{found.dataset}-w{args.window}.npz")
             for variant in args.variants:
                 use_variant(kb, vectors, variant)
-                out = beir.run(kb, queries, qrels, "rrf")
+                out = beir.run(kb, found.queries, found.qrels, "rrf")
                 print(
-                    f"{name} {Path(split_name).stem} {variant}: nDCG@10 {out['ndcg@10']} recall@100 {out['recall@100']}"
+                    f"{found.dataset} {found.split} {variant}: nDCG@10 {out['ndcg@10']} recall@100 {out['recall@100']}"
                 )
 
 
