@@ -26,6 +26,7 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from beir_split import read_split
+from probe_sets import add_set_arguments
 
 from sextant.evals import beir
 from sextant.evals.cli import golden_sets
@@ -104,13 +105,9 @@ def use_variant(kb: KnowledgeBase, variant: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--eval-store", type=Path, default=Path(".sextant-eval"))
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("SEXTANT_DATA_DIR", "../shared/data")))
-    parser.add_argument("--set", nargs="*", default=[], choices=["small", "large"], help="golden sets")
-    parser.add_argument("--beir", nargs="*", default=[], metavar="DATASET:SPLIT", help="split: a name or a .tsv")
+    add_set_arguments(parser)
     parser.add_argument("--variants", nargs="+", default=["off", "10/10/0.5", "3/10/0.5", "10/20/0.7"])
     parser.add_argument("--modes", nargs="+", default=["lexical", "rrf"])
-    parser.add_argument("--limit", type=int, default=600, help="a seeded sample of a larger BEIR split")
     args = parser.parse_args(argv)
     quiet_model_loading()
     sets = golden_sets(Path("eval"))

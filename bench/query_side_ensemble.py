@@ -23,12 +23,13 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from beir_split import read_split
+from beir_split import BeirSplit, read_split
+from probe_sets import add_set_arguments
 
 import sextant.kb.search as search_module
 from sextant.evals import beir
 from sextant.evals.cli import golden_sets
-from sextant.evals.golden import load_golden
+from sextant.evals.golden import Question, load_golden
 from sextant.evals.harness import evaluate
 from sextant.kb.embeddings import Embedder, load_query_encoder, quiet_model_loading
 from sextant.kb.knowledge_base import KnowledgeBase
@@ -73,28 +74,31 @@ class _Asking:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--encoder", required=True, help="a question encoder's folder (sextant-train-query-encoder)")
-    parser.add_argument("--eval-store", type=Path, default=Path(".sextant-eval"))
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("SEXTANT_DATA_DIR", "../shared/data")))
-    parser.add_argument("--set", nargs="*", default=[], choices=["small", "large"], help="golden sets")
-    parser.add_argument("--beir", nargs="*", default=[], metavar="DATASET:SPLIT", help="split: a name or a .tsv")
+    add_set_arguments(parser)
     parser.add_argument("--variants", nargs="+", default=["off", "replace", "third:0.5", "third:1"])
-    parser.add_argument("--limit", type=int, default=600, help="a seeded sample of a larger BEIR split")
     args = parser.parse_args(argv)
     quiet_model_loading()
     sets = golden_sets(Path("eval"))
-    runs = [(f"golden {name}", KbSettings(chroma_dir=args.eval_store / name), name) for name in args.set]
-    runs += [(pair, beir.store_settings(pair.split(":", 1)[0], args.eval_store), pair) for pair in args.beir]
-    for label, settings, what in runs:
+    # Each set's questions are read once; every variant is scored on the same ones.
+    runs: list[tuple[str, KbSettings, list[Question] | BeirSplit]] = [
+        (f"golden {name}", KbSettings(chroma_dir=args.eval_store / name), load_golden(sets[name].golden))
+        for name in args.set
+    ]
+    for pair in args.beir:
+        found = read_split(args.data, pair, args.limit)
+        runs.append((pair, beir.store_settings(found.dataset, args.eval_store), found))
+    for label, settings, asked in runs:
         with KnowledgeBase.open(settings) as kb:
             encoder = load_query_encoder(args.encoder, kb.embedder)
             for variant in args.variants:
                 use_variant(kb, encoder, variant)
-                if what in sets:
-                    ndcg = evaluate(kb, load_golden(sets[what].golden), ("rrf",))[0].metrics["ndcg@10"]
-                else:
-                    found = read_split(args.data, what, args.limit)
-                    ndcg = float(beir.run(kb, found.queries, found.qrels, "rrf")["ndcg@10"])
-                print(f"{label} {variant}: nDCG@10 {ndcg:.4f}", flush=True)
+                print(f"{label} {variant}: nDCG@10 {_ndcg(kb, asked):.4f}", flush=True)
+
+
+def _ndcg(kb: KnowledgeBase, asked: list[Question] | BeirSplit) -> float:
+    if isinstance(asked, BeirSplit):
+        return float(beir.run(kb, asked.queries, asked.qrels, "rrf")["ndcg@10"])
+    return evaluate(kb, asked, ("rrf",))[0].metrics["ndcg@10"]
 
 
 if __name__ == "__main__":

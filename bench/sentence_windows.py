@@ -26,6 +26,7 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from beir_split import read_split
+from probe_sets import add_set_arguments
 
 from sextant.agent.sentences import split
 from sextant.evals import beir
@@ -93,13 +94,9 @@ def use_variant(kb: KnowledgeBase, vectors: Vectors, variant: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--eval-store", type=Path, default=Path(".sextant-eval"))
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("SEXTANT_DATA_DIR", "../shared/data")))
-    parser.add_argument("--set", nargs="*", default=[], choices=["small", "large"], help="golden sets")
-    parser.add_argument("--beir", nargs="*", default=[], metavar="DATASET:SPLIT", help="split: a name or a .tsv")
+    add_set_arguments(parser)
     parser.add_argument("--window", type=int, default=2, help="sentences per window (default: %(default)s)")
     parser.add_argument("--variants", nargs="+", default=["chunk", "sentence", "max", "mix0.5"])
-    parser.add_argument("--limit", type=int, default=600, help="a seeded sample of a larger BEIR split")
     parser.add_argument("--cache", type=Path, default=Path("bench/out/sentence-windows"))
     args = parser.parse_args(argv)
     quiet_model_loading()
