@@ -149,6 +149,13 @@ class Stats(BaseModel):
     reranker: RerankerInfo
     store: str = Field(description="Store folder, or the Chroma server URL.")
     lexical_chunks: int = Field(description="Chunks in the BM25 index (equals `chunks` when in sync).")
+    followed_writes: int = Field(
+        default=0,
+        description="Times this process followed writes another process made to the store (each also a log line).",
+    )
+    store_reloads: int = Field(
+        default=0, description="Times this process reopened the embedded store's segments to see those writes."
+    )
 
 
 class WorkspaceDropped(BaseModel):

@@ -1,18 +1,19 @@
 """The indexes derived from the store, BM25 and (optionally) an ANN index, kept in step with it.
 
 The store is the truth; these are caches of this process, rebuilt from it when they are missing or behind
-(``DerivedIndexes.for_settings`` at open). Each write of this process, made under ``lock``, is applied to
-both and stamped with the store's generation (``commit``). Other writers (replicas on one Chroma server,
-``sextant-ingest`` beside ``sextant-kb``) are followed by a chunk-id diff whenever the store's generation or
-chunk count moved (``refresh``, checked before a search at most every SEXTANT_LEXICAL_REFRESH_S).
-learning/scale.md has the design.
+(``DerivedIndexes.for_settings`` at open). Each write of this process, made under ``writing()``, is applied
+to both and stamped with the store's generation (``commit``). Other processes on the same store folder take
+the same lock (``StoreLock``) and move its change counter; a search that finds the counter moved reopens the
+store's segments and follows the other writers by a chunk-id diff (``refresh_before_search``). Writers this
+machine cannot see (replicas elsewhere on one Chroma server) are followed when the store's generation or
+chunk count moved, checked at most every SEXTANT_LEXICAL_REFRESH_S. learning/shared-store.md and
+learning/scale.md have the design.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ from sextant.kb.ann.live import LiveIndex
 from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.store import ChunkStore, StoredChunk
+from sextant.kb.store_lock import StoreLock
 from sextant.settings import KbSettings
 
 log = logging.getLogger(__name__)
@@ -45,6 +47,11 @@ def lexical_dir(settings: KbSettings) -> Path:
     return settings.store_dir() / "bm25"
 
 
+def lock_folder(settings: KbSettings) -> Path:
+    """Where the processes of this machine that share the configured store meet (``StoreLock``)."""
+    return lexical_dir(settings) if settings.chroma_url else settings.store_dir()
+
+
 def ann_dir(settings: KbSettings) -> Path:
     """Beside the BM25 cache, under the same per-server tag."""
     lexical = lexical_dir(settings)
@@ -61,34 +68,53 @@ class DerivedIndexes:
         ann: LiveIndex | None = None,
         policy: IndexingPolicy = DEFAULT_POLICY,
         *,
+        lock: StoreLock,
         refresh_s: float = 2.0,
     ) -> None:
         """Rebuild each index that is missing or behind the store (another writer, a crash)."""
         self.store, self.lexical, self.ann, self.policy = store, lexical, ann, policy
+        self.shared = lock
         self.refresh_s = refresh_s
-        # One writer at a time: the store and its indexes must change together.
-        self.lock = threading.Lock()
         self._deferred_saves = 0
-        # The store's (generation, chunk count) the indexes reflect; read before syncing, so a write by another
-        # client during the sync shows as a difference at the next check rather than being missed.
-        self._synced = (store.generation, store.chunk_count())
         self._next_check = 0.0
         self._checks = 0
         self._followed_unsaved = False  # a refresh changed the indexes; saved at the next write or at close
-        self._sync_lexical()
-        self._sync_ann()
+        self.followed = 0  # times another process's writes were followed
+        with lock.exclusive():
+            self._seen = lock.changes()  # the change counter the indexes and the store's segments reflect
+            # The store's (generation, chunk count) the indexes reflect; read before syncing, so a write by another
+            # client during the sync shows as a difference at the next check rather than being missed.
+            self._synced = (store.generation, store.chunk_count())
+            self._sync_lexical()
+            self._sync_ann()
 
     @classmethod
     def for_settings(
         cls, settings: KbSettings, store: ChunkStore, lexical: LexicalIndex, policy: IndexingPolicy = DEFAULT_POLICY
     ) -> DerivedIndexes:
         """The indexes ``settings`` asks for over ``store``, the ANN one saved beside the BM25 cache."""
+        lock = StoreLock.for_folder(lock_folder(settings))
         ann = None
         if settings.ann_index != "chroma":
-            ann = LiveIndex.open(settings.ann_index, ann_dir(settings), store.dim, settings.ann_params())
-        return cls(store, lexical, ann, policy, refresh_s=settings.lexical_refresh_s)
+            with lock.exclusive():
+                ann = LiveIndex.open(settings.ann_index, ann_dir(settings), store.dim, settings.ann_params())
+        return cls(store, lexical, ann, policy, lock=lock, refresh_s=settings.lexical_refresh_s)
 
     # --- this process's writes ----------------------------------------------------------------
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the store for one write of this process, against every other writer on this machine.
+
+        What other processes wrote is followed first (so Chroma's in-memory index, which a write saves, holds
+        their vectors too); the change counter moves before the write, so a writer killed half-way still sends
+        the others to reload once the kernel releases its lock.
+        """
+        with self.shared.exclusive():
+            if self.shared.changes() != self._seen:
+                self._catch_up(full=False)
+            self._seen = self.shared.bump()
+            yield
 
     def commit(
         self,
@@ -98,7 +124,7 @@ class DerivedIndexes:
         vectors: npt.NDArray[np.float32] | None = None,
     ) -> None:
         """After a write of ours that left the store at ``generation``: drop ``removed`` from both indexes, add
-        ``added`` (with ``vectors``, rows in the same order), stamp. The caller holds ``lock``."""
+        ``added`` (with ``vectors``, rows in the same order), stamp. The caller is inside ``writing()``."""
         self.lexical.remove(removed)
         self.lexical.add([c.id for c in added], self._lexical_texts(added))
         if self.ann is not None:
@@ -107,14 +133,15 @@ class DerivedIndexes:
                 self.ann.add([c.id for c in added], vectors)
         expected = self._synced[0] + 1
         self._synced = (generation, self._synced[1] + len(added) - len(removed))
-        if generation != expected:  # another client wrote since our last sync: diff with the store first
-            self._refresh(full=True)
+        if generation != expected:  # a client this machine cannot see wrote since our last sync: diff first
+            self._catch_up(full=True)
         self._save()
 
     def save_followed(self) -> None:
-        """Save what refreshes changed since the last save (at close). The caller holds ``lock``."""
-        if self._followed_unsaved:
-            self._save()
+        """Save what refreshes changed since the last save (at close)."""
+        with self.shared.exclusive():
+            if self._followed_unsaved:
+                self._save()
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -122,18 +149,19 @@ class DerivedIndexes:
 
         Safe on a crash: the saved indexes are then behind the store and are rebuilt at the next open.
         """
-        with self.lock:
+        with self.shared.exclusive():
             self._deferred_saves += 1
         try:
             yield
         finally:
-            with self.lock:
+            with self.shared.exclusive():
                 self._deferred_saves -= 1
                 if not self._deferred_saves:
                     self._save()
 
     def _save(self) -> None:
-        """Save both indexes at the synced generation, unless a batch will save them at its end."""
+        """Save both indexes at the synced generation, unless a batch will save them at its end. The caller holds
+        the store's lock: another process may be loading these files."""
         if self._deferred_saves:
             return
         generation = self._synced[0]
@@ -149,41 +177,51 @@ class DerivedIndexes:
     def refresh(self, *, full: bool = False) -> bool:
         """Bring the indexes up to the store's changes by other clients; returns whether they changed.
 
-        Costs two small reads when nothing changed; otherwise (or with ``full``) one listing of the
-        document records plus a fetch of the chunks that are new to this process. The indexes are saved
-        at this process's next write or at close, not here: a save (snapshot, fsync) costs several
-        times the catch-up itself, and a search waits for this.
+        Costs a file read and two small store reads when nothing changed; otherwise (or with ``full``) one
+        listing of the document records plus a fetch of the chunks that are new to this process, and, on the
+        embedded store, reopening its segments. The indexes are saved at this process's next write or at close,
+        not here: a save (snapshot, fsync) costs several times the catch-up itself, and a search waits for this.
         """
-        with self.lock:
-            return self._refresh(full=full)
+        with self.shared.exclusive():
+            return self._catch_up(full=full)
 
     def refresh_before_search(self) -> None:
-        """``refresh``, at most every ``refresh_s`` and never waiting for a write under way."""
-        now = time.monotonic()
-        # A write of this process under way brings the indexes along; the search need not wait for it.
-        if now < self._next_check or not self.lock.acquire(blocking=False):
+        """``refresh`` when another process on this machine has written since, else at most every ``refresh_s``;
+        never waiting for a write under way (the search then answers from the state before it)."""
+        if not self._due():
             return
-        try:
-            if now < self._next_check:  # another search checked while this one waited for the lock
+        with self.shared.exclusive(blocking=False) as held:
+            if not held or not self._due():  # another search caught up while this one looked
                 return
-            self._next_check = now + self.refresh_s
+            self._next_check = time.monotonic() + self.refresh_s
             self._checks += 1
-            self._refresh(full=self._checks % FULL_DIFF_EVERY == 0)
-        finally:
-            self.lock.release()
+            self._catch_up(full=self._checks % FULL_DIFF_EVERY == 0)
 
-    def _refresh(self, *, full: bool) -> bool:
-        """Diff the indexes against the live chunk ids when the store moved (or ``full``); the caller holds
-        the lock."""
+    def _due(self) -> bool:
+        return self.shared.changes() != self._seen or time.monotonic() >= self._next_check
+
+    def _catch_up(self, *, full: bool) -> bool:
+        """Reopen the store's segments and diff the indexes against the live chunk ids when the store moved (or
+        only the diff, with ``full``); the caller holds the store's lock."""
+        seen = self.shared.changes()
         state = (self.store.generation, self.store.chunk_count())  # before the listing: never stamp too new
-        if state == self._synced and not full:
+        moved = seen != self._seen or state != self._synced
+        if not moved and not full:
             return False
+        started = time.perf_counter()
+        reopened = moved and self.store.reload()
         live = [cid for record in self.store.list_documents() for cid in record.chunk_ids()]
         changed = self._follow(live)
-        if changed:
-            log.info("the store was changed by another client: %d chunks indexed now", len(self.lexical))
-            self._followed_unsaved = True
-        self._synced = state
+        if changed or reopened:
+            self.followed += 1
+            log.info(
+                "followed another process's writes to the store: %s%d chunks indexed, in %.0f ms",
+                "segments reopened, " if reopened else "",
+                len(self.lexical),
+                (time.perf_counter() - started) * 1000,
+            )
+        self._followed_unsaved = self._followed_unsaved or changed
+        self._synced, self._seen = state, seen
         return changed
 
     def _follow(self, live: list[str]) -> bool:

@@ -25,7 +25,7 @@ from sextant.contract.results import (
 )
 from sextant.kb.chunk_meta import ChunkMeta
 from sextant.kb.chunking import ChunkingConfig, chunk_document
-from sextant.kb.derived_indexes import FETCH_BATCH, DerivedIndexes, lexical_dir
+from sextant.kb.derived_indexes import FETCH_BATCH, DerivedIndexes, lexical_dir, lock_folder
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder, load_embedder, load_query_encoder
 from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
@@ -35,6 +35,7 @@ from sextant.kb.originals import Originals, is_pdf
 from sextant.kb.rerank import Reranker
 from sextant.kb.search import Searcher
 from sextant.kb.store import ChunkBatch, ChunkStore, DocumentRecord, StoredChunk
+from sextant.kb.store_lock import StoreLock
 from sextant.settings import KbSettings
 
 log = logging.getLogger(__name__)
@@ -145,24 +146,27 @@ class KnowledgeBase:
                 f"SEXTANT_ANN_PQ_M={settings.ann_pq_m} does not divide the embedder's dimension {embedder.dim}; "
                 "choose a divisor of it"
             )
-        store = ChunkStore.open(
-            path=settings.store_dir(),
-            url=settings.chroma_url,
-            embedder=embedder.name,
-            dim=embedder.dim,
-            database=settings.chroma_database,
-        )
-        store.repair()
-        lexical = LexicalIndex.open(lexical_dir(settings))
         reranker = reranker or Reranker(
             settings.reranker, threads=settings.threads, precision=settings.rerank_precision
         )
-        return cls(settings, embedder, store, lexical, reranker, policy, query_encoder)
+        # Under the lock other processes on this store write under: none is half-way through a write while the
+        # store is opened and repaired, or while the BM25 cache is read.
+        with StoreLock.for_folder(lock_folder(settings)).exclusive():
+            store = ChunkStore.open(
+                path=settings.store_dir(),
+                url=settings.chroma_url,
+                embedder=embedder.name,
+                dim=embedder.dim,
+                database=settings.chroma_database,
+            )
+            store.repair()
+            lexical = LexicalIndex.open(lexical_dir(settings))
+            return cls(settings, embedder, store, lexical, reranker, policy, query_encoder)
 
     def close(self) -> None:
         """Release the store once the current write (if any) has finished; the knowledge base cannot be used
         afterwards."""
-        with self.indexes.lock:
+        with self.indexes.shared.exclusive():
             self.indexes.save_followed()
             self.store.close()
 
@@ -209,7 +213,7 @@ class KnowledgeBase:
         kept = original if original is not None and is_pdf(original) else None
         if previous is not None and previous.content_hash == content_hash:
             if kept is not None and self.originals.get(doc_id) is None:  # stored before originals were kept
-                with self.indexes.lock:
+                with self.indexes.writing():
                     self._replace_original(doc_id, kept)
             return IngestOutcome(
                 id=doc_id,
@@ -266,7 +270,7 @@ class KnowledgeBase:
             StoredChunk(cid, text, meta)
             for cid, text, meta in zip(record.chunk_ids(), batch.texts, batch.metas, strict=True)
         ]
-        with self.indexes.lock:
+        with self.indexes.writing():
             generation = self.store.write_document(record, batch)
             self.indexes.commit(generation, previous.chunk_ids() if previous else [], added, batch.vectors)
             self._replace_original(doc_id, kept)
@@ -305,7 +309,7 @@ class KnowledgeBase:
         text = " ".join(overview.split())
         if not text:
             raise KnowledgeBaseError("the overview is empty")
-        with self.indexes.lock:
+        with self.indexes.writing():
             record = self.store.get_document(doc_id)
             if record is None:
                 raise KnowledgeBaseError(f"no document with id {doc_id!r}; kb_list shows the ids")
@@ -329,7 +333,7 @@ class KnowledgeBase:
         Raises:
             KnowledgeBaseError: there is no document with that id.
         """
-        with self.indexes.lock:
+        with self.indexes.writing():
             if self.store.get_document(doc_id) is None:
                 raise KnowledgeBaseError(f"no document with id {doc_id!r}; `sextant-forget --list` shows the ids")
             removed = self.store.delete_document(doc_id)
@@ -438,6 +442,8 @@ class KnowledgeBase:
             reranker=RerankerInfo(name=state.name, active=state.active, detail=state.detail),
             store=self.location,
             lexical_chunks=len(self.lexical),
+            followed_writes=self.indexes.followed,
+            store_reloads=self.store.reloads,
         )
 
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,6 +26,7 @@ import numpy.typing as npt
 from sextant.kb.chroma_client import StoreError, close_client, open_client
 from sextant.kb.documents import PageSpan, SectionSpan
 from sextant.kb.live_collections import Collections, read_manifest
+from sextant.kb.reopen_gate import ReopenGate, gated
 
 log = logging.getLogger(__name__)
 
@@ -101,13 +103,27 @@ def chunk_id(doc_id: str, content_hash: str, index: int | str) -> str:
 class ChunkStore:
     """Chroma collections of one knowledge base, bound to one embedder."""
 
-    def __init__(self, client: Any, embedder: str, dim: int, collections: Collections | None = None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        embedder: str,
+        dim: int,
+        collections: Collections | None = None,
+        *,
+        reopen: Callable[[], Any] | None = None,
+    ) -> None:
         """Open (or create) the collections: ``collections``, else the live pair the manifest names.
+
+        ``reopen``: makes a new client on the same store, for ``reload`` (None: the client is always current,
+        as a Chroma server's is).
 
         Raises:
             StoreError: the store was built with another embedder, or by a newer Sextant.
         """
         self._client = client
+        self._reopen = reopen
+        self.gate = ReopenGate()
+        self.reloads = 0  # times ``reload`` reopened the client
         self._embedder = embedder
         self._dim = dim
         self.collections = collections or read_manifest(client).live
@@ -137,7 +153,8 @@ class ChunkStore:
         Raises:
             StoreError: the server cannot be reached, or the store does not fit this embedder.
         """
-        return cls(open_client(path=path, url=url, database=database), embedder, dim)
+        reopen = None if url else partial(open_client, path=path, url=None)
+        return cls(open_client(path=path, url=url, database=database), embedder, dim, reopen=reopen)
 
     @classmethod
     def open_as_built(cls, client: Any, collections: Collections) -> ChunkStore:
@@ -177,12 +194,48 @@ class ChunkStore:
             )
 
     def close(self) -> None:
-        """Release the client (its database handles or HTTP connections)."""
-        close_client(self._client)
+        """Release the client (its database handles or HTTP connections) once the calls under way are done."""
+        with self.gate.reopening():
+            close_client(self._client)
+
+    def reload(self) -> bool:
+        """Reopen Chroma's segments from disk, to see what other processes wrote; whether it did.
+
+        An embedded store loads its vector index once per process and never sees another process's writes
+        (learning/shared-store.md); a Chroma server is always current, and this does nothing there. The
+        caller holds the store's lock (``StoreLock``), so no writer is half-way through the files read here.
+
+        Raises:
+            StoreError: the collections are gone (a migration removed them).
+        """
+        if self._reopen is None:
+            return False
+        with self.gate.reopening():
+            close_client(self._client)
+            self._client = self._reopen()
+            self._chunks, self._docs = (self._collection(name) for name in self.collections.names())
+            self.reloads += 1
+        return True
+
+    def _collection(self, name: str) -> Any:
+        """One of this store's collections, its vector index loaded now (under the caller's lock), not at the
+        first search."""
+        from chromadb.errors import NotFoundError
+
+        try:
+            collection = self._client.get_collection(name, embedding_function=None)
+        except (NotFoundError, ValueError) as exc:
+            raise StoreError(f"the store's collection {name!r} is gone (migrated?); restart to open it again") from exc
+        if collection.count():
+            probe = np.zeros(self._dim, np.float32)
+            probe[0] = 1.0
+            collection.query(query_embeddings=[probe], n_results=1, include=[])
+        return collection
 
     # --- state shared with the BM25 cache -------------------------------------------------
 
     @property
+    @gated
     def generation(self) -> int:
         """A counter bumped on every change, read from Chroma (one round trip to a server).
 
@@ -202,6 +255,7 @@ class ChunkStore:
             raise StoreError(_migrated(str(meta[MIGRATED_TO])))
         return meta
 
+    @gated
     def metadata(self) -> dict[str, Any]:
         """The chunk collection's metadata as stored now, even after a migration replaced it.
 
@@ -220,6 +274,7 @@ class ChunkStore:
                 raise StoreError(f"the store's collection {live.chunks!r} is gone; restart to open it again") from exc
             raise StoreError(_migrated(str(ChunkStore.open_as_built(self._client, live).embedder))) from exc
 
+    @gated
     def bump_generation(self, *, at_least: int = 0, migrated_to: str = "") -> int:
         """Move the generation on by one (to ``at_least`` if that is more); returns it.
 
@@ -234,6 +289,7 @@ class ChunkStore:
 
     # --- documents ------------------------------------------------------------------------
 
+    @gated
     def get_document(self, doc_id: str, *, with_text: bool = False) -> DocumentRecord | None:
         include = ["metadatas", "documents"] if with_text else ["metadatas"]
         got = self._docs.get(ids=[doc_id], include=include)
@@ -242,6 +298,7 @@ class ChunkStore:
         text = got["documents"][0] if with_text and got["documents"] else ""
         return _record_from(doc_id, got["metadatas"][0], text or "")
 
+    @gated
     def live_chunk_ids(self, doc_ids: Iterable[str]) -> set[str]:
         """The chunk ids of the versions now stored of ``doc_ids`` (one read, whatever their number)."""
         ids = sorted(set(doc_ids))
@@ -252,17 +309,21 @@ class ChunkStore:
             cid for i, m in zip(got["ids"], got["metadatas"], strict=True) for cid in _record_from(i, m, "").chunk_ids()
         }
 
+    @gated
     def list_documents(self) -> list[DocumentRecord]:
         got = self._docs.get(include=["metadatas"])
         records = [_record_from(i, m, "") for i, m in zip(got["ids"], got["metadatas"], strict=True)]
         return sorted(records, key=lambda r: r.id)
 
+    @gated
     def chunk_count(self) -> int:
         return int(self._chunks.count())
 
+    @gated
     def document_count(self) -> int:
         return int(self._docs.count())
 
+    @gated
     def write_document(self, record: DocumentRecord, batch: ChunkBatch) -> int:
         """Store a document's chunks and record, replacing any earlier version; returns the generation.
 
@@ -301,6 +362,7 @@ class ChunkStore:
         self._delete_chunks(stale)
         return self.bump_generation()
 
+    @gated
     def write_overview(
         self, record: DocumentRecord, text: str, meta: dict[str, Any], vector: npt.NDArray[np.float32]
     ) -> int:
@@ -321,6 +383,7 @@ class ChunkStore:
             raise StoreError(f"storing the overview of {record.id!r} failed: {exc}") from exc
         return self.bump_generation()
 
+    @gated
     def delete_document(self, doc_id: str) -> list[str]:
         """Remove a document and all its chunks; returns the removed chunk ids."""
         ids = self._chunk_ids_of(doc_id)
@@ -337,6 +400,7 @@ class ChunkStore:
         if ids:
             self._chunks.delete(ids=list(ids))
 
+    @gated
     def repair(self) -> list[str]:
         """Remove chunks that belong to no live document version (left by a crash mid-ingest)."""
         live = {cid for record in self.list_documents() for cid in record.chunk_ids()}
@@ -351,10 +415,12 @@ class ChunkStore:
 
     # --- copying, for a migration -----------------------------------------------------------
 
+    @gated
     def chunk_ids(self) -> set[str]:
         """Every chunk id stored, live or not."""
         return set(self._chunks.get(include=[])["ids"])
 
+    @gated
     def put_chunks(self, chunks: Sequence[StoredChunk], vectors: npt.NDArray[np.float32]) -> None:
         """Store ``chunks`` as they are under new vectors (rows in the same order); no document changes."""
         for lo in range(0, len(chunks), self._batch_size):
@@ -366,6 +432,7 @@ class ChunkStore:
                 metadatas=[c.meta for c in part],
             )
 
+    @gated
     def put_record(self, record: DocumentRecord) -> None:
         """Store ``record`` (with its text) as it is, embedded as the mean of its stored chunk vectors."""
         ids = [cid for cid in record.chunk_ids() if cid != record.overview_id()]
@@ -375,12 +442,14 @@ class ChunkStore:
             ids=[record.id], embeddings=[centroid], documents=[record.text], metadatas=[_record_meta(record)]
         )
 
+    @gated
     def delete(self, *, records: Sequence[str] = (), chunks: Sequence[str] = ()) -> None:
         """Remove records and chunks by id, as they are: no commit order, no generation bump."""
         if records:
             self._docs.delete(ids=list(records))
         self._delete_chunks(chunks)
 
+    @gated
     def drop(self) -> None:
         """Remove both collections of this store for good."""
         for name in self.collections.names():
@@ -388,6 +457,7 @@ class ChunkStore:
 
     # --- chunks ---------------------------------------------------------------------------
 
+    @gated
     def query(
         self, vector: npt.NDArray[np.float32], n: int, doc_ids: Sequence[str] | None = None
     ) -> list[tuple[str, float]]:
@@ -399,6 +469,7 @@ class ChunkStore:
         got = self._chunks.query(query_embeddings=[vector], n_results=min(n, total), where=where, include=["distances"])
         return [(i, 1.0 - float(d)) for i, d in zip(got["ids"][0], got["distances"][0], strict=True)]
 
+    @gated
     def get_chunks(self, ids: Sequence[str], *, vectors: bool = False) -> list[StoredChunk]:
         """Chunks by id, in the order asked for (missing ids are left out)."""
         if not ids:
@@ -415,7 +486,8 @@ class ChunkStore:
         """Every chunk (text and metadata, no vector), in pages of ``batch``, for rebuilding the BM25 cache."""
         offset = 0
         while True:
-            got = self._chunks.get(include=["documents", "metadatas"], limit=batch, offset=offset)
+            with self.gate.call():
+                got = self._chunks.get(include=["documents", "metadatas"], limit=batch, offset=offset)
             if not got["ids"]:
                 return
             yield [

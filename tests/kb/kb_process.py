@@ -10,8 +10,13 @@ from pathlib import Path
 
 def server_command() -> str:
     """The ``sextant-kb`` installed beside this Python."""
-    script = shutil.which("sextant-kb", path=str(Path(sys.executable).parent))
-    assert script, "sextant-kb is not installed in this environment: pip install -e '.[dev]'"
+    return tool_command("sextant-kb")
+
+
+def tool_command(name: str) -> str:
+    """A command of the distribution (``sextant-ingest``, ``sextant-forget``, …) installed beside this Python."""
+    script = shutil.which(name, path=str(Path(sys.executable).parent))
+    assert script, f"{name} is not installed in this environment: pip install -e '.[dev]'"
     return script
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -13,6 +15,8 @@ from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.store import ChunkStore, StoredChunk
 from sextant.settings import KbSettings
+from tests.conftest import REPO
+from tests.kb.random_writes import write_random
 
 TEA = "Steep green tea at eighty degrees for two minutes; black tea takes boiling water and four minutes."
 BEES = "In early spring the beekeeper checks that the queen is laying and that stores of honey last."
@@ -40,12 +44,12 @@ def test_a_commit_changes_both_indexes_and_stamps_the_store_generation(
 ) -> None:
     indexes = DerivedIndexes.for_settings(flat, store, LexicalIndex.open(lexical_dir(flat)))
     meta = {"doc_id": "tea", "title": "Tea", "start": 0, "end": len(TEA), "kind": "text"}
-    with indexes.lock:
+    with indexes.writing():
         generation = store.bump_generation()
         indexes.commit(generation, [], [StoredChunk("tea~1~0", TEA, meta)], embedder.embed([TEA]))
     assert _ids(indexes) == (["tea~1~0"], {"tea~1~0"})
     assert LexicalIndex.open(lexical_dir(flat)).generation == generation == indexes.lexical.generation
-    with indexes.lock:
+    with indexes.writing():
         indexes.commit(store.bump_generation(), ["tea~1~0"])
     assert _ids(indexes) == ([], set())
 
@@ -73,3 +77,41 @@ def test_a_batch_saves_once_at_its_end(flat: KbSettings, embedder: Embedder) -> 
             kb.ingest("bees", LoadedDocument(text=BEES, title="Bees"))
             assert LexicalIndex.open(lexical_dir(flat)).generation == before
         assert LexicalIndex.open(lexical_dir(flat)).generation == kb.store.generation
+
+
+def _write_from_another_process(settings: KbSettings, doc_id: str, chunks: int) -> None:
+    command = [sys.executable, "-m", "tests.kb.random_writes", str(settings.store_dir()), doc_id, str(chunks)]
+    subprocess.run(command, check=True, cwd=REPO)
+
+
+def test_a_write_over_another_process_s_large_write_keeps_its_vectors(settings: KbSettings, embedder: Embedder) -> None:
+    """Chroma saves its vector index every 1,000 records; a process writing over a stale copy of it used to save
+    that copy over the other's and lose its vectors (learning/shared-store.md). The lock's catch-up prevents it."""
+    with KnowledgeBase.open(settings, embedder=embedder) as kb:
+        kb.ingest("tea", LoadedDocument(text=TEA, title="Tea"))
+        _write_from_another_process(settings, "bulk", 1200)
+        ours = write_random(kb.store, kb.indexes, "ours", 1100)  # past 1,000 records: this process saves its index
+    with KnowledgeBase.open(settings, embedder=embedder) as fresh:
+        ids = sorted(fresh.store.chunk_ids())
+        assert len(ids) == 2301
+        assert len(fresh.store.get_chunks(ids, vectors=True)) == 2301  # each one's vector is in the index
+        for cid in ("bulk~bulk00000000~7", ours[7]):
+            chunk = fresh.store.get_chunks([cid], vectors=True)[0]
+            assert chunk.vector is not None and fresh.store.query(chunk.vector, 1)[0][0] == cid
+
+
+def test_a_search_after_another_process_wrote_reopens_the_store_and_finds_the_new_chunks(
+    settings: KbSettings, embedder: Embedder
+) -> None:
+    with KnowledgeBase.open(settings, embedder=embedder) as kb:
+        kb.ingest("tea", LoadedDocument(text=TEA, title="Tea"))
+        assert kb.search("green tea temperature").hits
+        with KnowledgeBase.open(settings, embedder=embedder) as same_process:  # shares this process's client
+            assert same_process.store.reloads == 0
+        _write_from_another_process(settings, "bulk", 3)
+        found = kb.search("bulk chunk 2", mode="lexical", abstain=False)
+        assert found.hits[0].document_id == "bulk"
+        assert kb.store.reloads == 1 and kb.indexes.followed == 1
+        assert kb.search("bulk chunk 2", abstain=False).hits  # hybrid: the new chunks' vectors are readable here
+        kb.search("bulk chunk 2")
+        assert kb.store.reloads == 1  # nothing moved since

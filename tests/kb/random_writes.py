@@ -1,0 +1,47 @@
+"""Documents of random unit vectors written straight through the store and its lock (no model), as another
+process's writer such as ``sextant-ingest`` would: ``python -m tests.kb.random_writes STORE DOC_ID CHUNKS``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from sextant.kb.derived_indexes import DerivedIndexes, lexical_dir
+from sextant.kb.lexical import LexicalIndex
+from sextant.kb.store import ChunkBatch, ChunkStore, DocumentRecord, chunk_id
+from sextant.settings import KbSettings
+
+EMBEDDER, DIM = "all-MiniLM-L6-v2", 384
+
+
+def write_random(store: ChunkStore, indexes: DerivedIndexes, doc_id: str, chunks: int) -> list[str]:
+    """Store ``doc_id`` with ``chunks`` chunks of seeded random vectors; returns their ids."""
+    content_hash = f"{doc_id:0<12}"
+    record = DocumentRecord(doc_id, doc_id, "", "", content_hash, chunks, chunks, "", "")
+    vectors = np.random.default_rng(sum(map(ord, doc_id))).standard_normal((chunks, DIM)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    metas = [{"doc_id": doc_id, "title": doc_id, "start": 0, "end": 1, "kind": "text"} for _ in range(chunks)]
+    texts = [f"{doc_id} chunk {i}" for i in range(chunks)]
+    with indexes.writing():
+        store.write_document(record, ChunkBatch(texts, metas, vectors))
+    return [chunk_id(doc_id, content_hash, i) for i in range(chunks)]
+
+
+def main(folder: str, doc_id: str, chunks: str) -> None:
+    settings = KbSettings(chroma_dir=Path(folder), _env_file=None)  # type: ignore[call-arg]
+    store = ChunkStore.open(path=settings.store_dir(), url=None, embedder=EMBEDDER, dim=DIM)
+    try:
+        write_random(
+            store,
+            DerivedIndexes.for_settings(settings, store, LexicalIndex.open(lexical_dir(settings))),
+            doc_id,
+            int(chunks),
+        )
+    finally:
+        store.close()
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
