@@ -43,6 +43,8 @@ port_free() {
     "$PY" - "$1" "$2" <<'PYEOF'
 import socket, sys
 s = socket.socket()
+# As the servers bind: the last run's connections in TIME_WAIT do not make a port busy; a listener does.
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 try:
     s.bind((sys.argv[1], int(sys.argv[2])))
 except OSError:

@@ -188,7 +188,7 @@ class DerivedIndexes:
     def refresh_before_search(self) -> None:
         """``refresh`` when another process on this machine has written since, else at most every ``refresh_s``;
         never waiting for a write under way (the search then answers from the state before it)."""
-        if not self._due():
+        if not self._due() or self.shared.held_here():  # a write of this thread's brings the indexes along
             return
         with self.shared.exclusive(blocking=False) as held:
             if not held or not self._due():  # another search caught up while this one looked

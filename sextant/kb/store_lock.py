@@ -46,6 +46,11 @@ class StoreLock:
         self._threads = threading.RLock()
         self._depth = 0  # how deep the thread holding ``_threads`` has entered ``exclusive``
         self._fd: int | None = None
+        self._owner: int | None = None  # the thread holding it
+
+    def held_here(self) -> bool:
+        """Whether the calling thread holds the lock (it is inside a write of its own)."""
+        return self._owner == threading.get_ident()
 
     @classmethod
     def for_folder(cls, folder: Path) -> StoreLock:
@@ -78,6 +83,7 @@ class StoreLock:
                     yield False
                     return
                 self._fd = fd
+                self._owner = threading.get_ident()
             self._depth += 1
             try:
                 yield True
@@ -85,7 +91,7 @@ class StoreLock:
                 self._depth -= 1
                 if self._depth == 0 and self._fd is not None:
                     os.close(self._fd)  # closing the only descriptor releases the flock
-                    self._fd = None
+                    self._fd, self._owner = None, None
         finally:
             self._threads.release()
 

@@ -48,12 +48,13 @@ def test_the_lock_is_reentrant_in_a_thread_and_excludes_other_threads(tmp_path: 
         with lock.exclusive(blocking=False) as held:
             seen.append(held)
 
+    assert not lock.held_here()
     with lock.exclusive() as outer, lock.exclusive(blocking=False) as inner:
-        assert outer and inner
+        assert outer and inner and lock.held_here()
         other = threading.Thread(target=try_from_another_thread)
         other.start()
         other.join()
-    assert seen == [False]
+    assert seen == [False] and not lock.held_here()
     try_from_another_thread()
     assert seen == [False, True]
 

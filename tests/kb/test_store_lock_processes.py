@@ -7,17 +7,26 @@ Issue 51's scenario as a person meets it: Claude Desktop's ``sextant-kb`` (a std
 from __future__ import annotations
 
 import os
+import random
+import shutil
+import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
+from hypothesis import HealthCheck, assume, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
 from mcp import Client, StdioServerParameters
 
+from tests.chroma_process import running_chroma
 from tests.kb.kb_process import server_command, server_environment, tool_command
+from tests.kb.store_fleet import Fleet
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -143,3 +152,219 @@ async def test_two_servers_and_the_shell_write_at_once_and_every_write_is_kept(t
 
             await until(all_found, VISIBLE_WITHIN_S)
     assert os.listdir(tmp_path / "store")  # the store folder holds the one store all three wrote to
+
+
+# --- a state machine over real processes ------------------------------------------------------------------------
+
+WORDS = (  # noqa: SIM905 - a word list reads better as prose
+    "anchor apple badger beacon birch bridge candle canyon cedar cello cherry cobalt comet copper coral cricket "
+    "desert dolphin ember falcon fern fiddle forest garnet geyser glacier granite harbour hazel heron island "
+    "jasmine kettle lagoon lantern lemon lily maple marble meadow mirror monsoon moss nectar nutmeg oasis orchid "
+    "otter oyster paddle pepper pilgrim pine plum prairie quartz quill raven reef river saddle saffron sparrow "
+    "spruce tabby thistle thunder timber topaz tulip tundra valley velvet violet walnut willow yarrow zephyr"
+).split()
+SERVED_IDS = ("doc-a", "doc-b", "doc-c")  # written through the servers and from the shell
+SYNCED_IDS = ("sync-a", "sync-b")  # files of the folder `sextant-ingest --sync` mirrors
+LONG_PARAGRAPHS = 30  # a document long enough (about as many chunks) that a kill can land while it is written
+
+
+def _content(seed: int, *, long: bool = False) -> str:
+    """A distinct text: 14 words drawn by ``seed``, the first five of which name the version, repeated for a long
+    document so that most of its chunks are written before the end."""
+    rng = random.Random(seed)
+    words = " ".join(rng.sample(WORDS, 14))
+    if not long:
+        return words
+    return "\n\n".join(f"{words} paragraph {rng.choice(WORDS)} {n}" for n in range(LONG_PARAGRAPHS))
+
+
+def _signature(content: str) -> str:
+    return " ".join(content.split()[:14])
+
+
+class OneStore(RuleBasedStateMachine):
+    """Two stdio ``sextant-kb`` servers and the shell commands on one store, against a plain dict of documents.
+
+    Writes go through either server (``kb_ingest``) or the shell (``sextant-ingest``, ``--sync``,
+    ``sextant-forget``, two ingests at once); SIGKILL lands on an idle server, on a server in the middle of an
+    ingest, or on a shell ingest. After every step each running server, within ``VISIBLE_WITHIN_S``, finds every
+    document in the dict first by its words and by meaning and lists exactly the dict, finds no forgotten one,
+    and no call errors.
+    """
+
+    extra_env: ClassVar[dict[str, str]] = {}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.home = Path(tempfile.mkdtemp(prefix="sextant-one-store-"))
+        (self.home / "shell").mkdir()
+        (self.home / "synced").mkdir()
+        env = {**self.extra_env}
+        if "SEXTANT_CHROMA_URL" in env:  # a database of its own on the shared server, per example
+            env["SEXTANT_CHROMA_DATABASE"] = f"one-store-{self.home.name[-8:].lower().replace('_', '-')}"
+        self.fleet = Fleet(self.home, env)
+        self.documents: dict[str, str] = {}  # id -> the signature of the version stored
+        self.forgotten: dict[str, str] = {}  # id -> the signature of its last version, while it stays forgotten
+        self.fleet.start(0)
+        self.fleet.start(1)
+
+    def teardown(self) -> None:
+        self.fleet.close()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+    # --- writes ------------------------------------------------------------------------------------
+
+    def _stored(self, doc_id: str, content: str) -> None:
+        self.documents[doc_id] = _signature(content)
+        self.forgotten.pop(doc_id, None)
+
+    def _removed(self, doc_id: str) -> None:
+        if doc_id in self.documents:
+            self.forgotten[doc_id] = self.documents.pop(doc_id)
+
+    @rule(server=st.integers(0, 1), doc_id=st.sampled_from(SERVED_IDS), seed=st.integers(0, 10**9))
+    def ingest_through_a_server(self, server: int, doc_id: str, seed: int) -> None:
+        content = _content(seed)
+        result = self.fleet.call(
+            server, "kb_ingest", {"documents": [{"id": doc_id, "title": doc_id, "content": content}]}
+        )
+        assert not result.is_error, result.content
+        self._stored(doc_id, content)
+
+    @rule(doc_id=st.sampled_from(SERVED_IDS), seed=st.integers(0, 10**9))
+    def ingest_from_the_shell(self, doc_id: str, seed: int) -> None:
+        content = _content(seed)
+        (self.home / "shell" / f"{doc_id}.md").write_text(content, encoding="utf-8")
+        done = self.fleet.shell("sextant-ingest", f"shell/{doc_id}.md")
+        assert done.returncode == 0, done.stderr
+        self._stored(doc_id, content)
+
+    @rule(first=st.sampled_from(SERVED_IDS), second=st.sampled_from(SERVED_IDS), seed=st.integers(0, 10**9))
+    def two_shell_ingests_start_at_once(self, first: str, second: str, seed: int) -> None:
+        assume(first != second)
+        contents = {first: _content(seed), second: _content(seed + 1)}
+        for doc_id, content in contents.items():
+            (self.home / "shell" / f"{doc_id}.md").write_text(content, encoding="utf-8")
+        running = [self.fleet.shell_soon("sextant-ingest", f"shell/{doc_id}.md") for doc_id in contents]
+        for proc in running:
+            _, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0, err
+        for doc_id, content in contents.items():
+            self._stored(doc_id, content)
+
+    @precondition(lambda self: any(d in self.documents for d in SERVED_IDS))
+    @rule(data=st.data())
+    def forget_from_the_shell(self, data: st.DataObject) -> None:
+        doc_id = data.draw(st.sampled_from(sorted(d for d in self.documents if d in SERVED_IDS)))
+        done = self.fleet.shell("sextant-forget", doc_id, "-y")
+        assert done.returncode == 0, done.stderr
+        self._removed(doc_id)
+
+    @rule(kept=st.sets(st.sampled_from(SYNCED_IDS)), seed=st.integers(0, 10**9))
+    def sync_a_folder(self, kept: set[str], seed: int) -> None:
+        folder = self.home / "synced"
+        for n, doc_id in enumerate(SYNCED_IDS):
+            path = folder / f"{doc_id}.md"
+            if doc_id in kept:
+                if doc_id not in self.documents or seed % 2:  # a new file, or an edit
+                    path.write_text(_content(seed + n), encoding="utf-8")
+            else:
+                path.unlink(missing_ok=True)
+        done = self.fleet.shell("sextant-ingest", "--sync", str(folder))
+        assert done.returncode == 0, done.stderr
+        for doc_id in SYNCED_IDS:
+            if doc_id in kept:
+                self._stored(doc_id, (folder / f"{doc_id}.md").read_text(encoding="utf-8"))
+            else:
+                self._removed(doc_id)
+
+    # --- kills -------------------------------------------------------------------------------------
+
+    @rule(server=st.integers(0, 1))
+    def kill_an_idle_server(self, server: int) -> None:
+        self.fleet.kill(server)
+        self.fleet.start(server)
+
+    @rule(
+        server=st.integers(0, 1), doc_id=st.sampled_from(SERVED_IDS), seed=st.integers(0, 10**9), after=st.floats(0, 3)
+    )
+    def kill_a_server_while_it_ingests(self, server: int, doc_id: str, seed: int, after: float) -> None:
+        content = _content(seed, long=True)
+        call = self.fleet.call_soon(
+            server, "kb_ingest", {"documents": [{"id": doc_id, "title": doc_id, "content": content}]}
+        )
+        time.sleep(after)
+        self.fleet.kill(server)
+        with suppress(Exception):  # the call ends with the process, or had ended before it
+            call.result(timeout=60)
+        self._resolve(doc_id, content, witness=1 - server)
+        self.fleet.start(server)
+
+    @rule(doc_id=st.sampled_from(SERVED_IDS), seed=st.integers(0, 10**9), after=st.floats(2, 10))
+    def kill_a_shell_ingest(self, doc_id: str, seed: int, after: float) -> None:
+        content = _content(seed, long=True)
+        (self.home / "shell" / f"{doc_id}.md").write_text(content, encoding="utf-8")
+        proc = self.fleet.shell_soon("sextant-ingest", f"shell/{doc_id}.md")
+        time.sleep(after)
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+        self._resolve(doc_id, content, witness=0)
+
+    def _resolve(self, doc_id: str, content: str, *, witness: int) -> None:
+        """After a kill in the middle of writing ``content``: the document is whole in its new version or as it was
+        before, as a server that was not killed reads it."""
+        text = self.fleet.read(witness, f"kb://documents/{doc_id}")
+        before = self.documents.get(doc_id)
+        if text is not None and _signature(content) in " ".join(text.split()):
+            self._stored(doc_id, content)
+        elif text is None:
+            assert before is None, f"{doc_id} vanished: a kill lost its earlier version"
+        else:
+            assert before is not None and before in " ".join(text.split()), f"{doc_id} holds neither version"
+
+    # --- what every process sees -------------------------------------------------------------------
+
+    @invariant()
+    def every_server_finds_what_the_dict_holds(self) -> None:
+        for server in self.fleet.running():
+            deadline = time.monotonic() + VISIBLE_WITHIN_S
+            while (problem := self._disagreement(server)) is not None:
+                assert time.monotonic() < deadline, f"server {server}, {VISIBLE_WITHIN_S} s after the write: {problem}"
+
+    def _disagreement(self, server: int) -> str | None:
+        listed = self.fleet.call(server, "kb_list", {})
+        assert not listed.is_error, listed.content
+        ids = {d["id"] for d in (listed.structured_content or {})["documents"]}
+        if ids != set(self.documents):
+            return f"lists {sorted(ids)}, not {sorted(self.documents)}"
+        for doc_id, signature in {**self.forgotten, **self.documents}.items():
+            found = self.fleet.call(server, "kb_search", {"query": signature, "k": 5})
+            assert not found.is_error, found.content
+            hits = (found.structured_content or {})["hits"]
+            if doc_id in self.documents:
+                top = hits[0] if hits else None
+                if top is None or top["document_id"] != doc_id:
+                    return f"{doc_id} is not first for its own words"
+                if top["scores"]["dense_rank"] is None or top["scores"]["bm25_rank"] is None:
+                    return f"{doc_id} is not found by meaning and by words: {top['scores']}"
+            elif any(h["document_id"] == doc_id for h in hits):
+                return f"forgotten {doc_id} is still found"
+        return None
+
+
+MACHINE_SETTINGS = settings(
+    max_examples=2,
+    stateful_step_count=12,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+
+
+def test_processes_on_the_embedded_store_agree_with_a_dict() -> None:
+    run_state_machine_as_test(OneStore, settings=MACHINE_SETTINGS)
+
+
+def test_processes_on_a_chroma_server_agree_with_a_dict(tmp_path: Path) -> None:
+    with running_chroma(tmp_path / "chroma") as url:
+        on_server = type("OneStoreOnAServer", (OneStore,), {"extra_env": {"SEXTANT_CHROMA_URL": url}})
+        run_state_machine_as_test(on_server, settings=MACHINE_SETTINGS)
