@@ -1,5 +1,6 @@
 """What a route needs before it runs: the app's state, the caller's workspace, and the refusals (401, 409, 429,
-503) of the rate limit, the budgets, the workspace limits and a knowledge base that is down."""
+503) of the rate limit, the budgets, the workspace limits and a knowledge base that is down; a knowledge base
+that fails a call is a 502."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 
-from sextant.agent.kb_client import KbUnavailable, ToolRefused, current_workspace
+from sextant.agent.kb_client import KbFailed, KbUnavailable, ToolRefused, current_workspace
 from sextant.agent.state import AgentState
 from sextant.agent.workspaces import LimitReached, Workspace, WorkspaceBook
 from sextant.logs import request_id as current_request_id
@@ -159,15 +160,21 @@ def kb_errors() -> Iterator[None]:
     """A route's knowledge-base calls, their failures as HTTP errors.
 
     Raises:
-        HTTPException: 503 while the knowledge base is down (or answers outside its contract), 422 when a
-            tool refuses.
+        HTTPException: 503 while the knowledge base is down, 502 when it fails a call (or answers outside its
+            contract), 422 when a tool refuses.
     """
     try:
         yield
     except KbUnavailable as exc:
         raise kb_down(exc) from exc
+    except KbFailed as exc:
+        raise kb_failed(exc) from exc
     except ToolRefused as exc:
         raise HTTPException(422, str(exc)) from exc
+
+
+def kb_failed(exc: KbFailed) -> HTTPException:
+    return HTTPException(502, f"the knowledge base failed: {exc}")
 
 
 Answering = Depends(kb_answering)

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ImageContent, TextContent, TextResourceContents
-from mcp_types.jsonrpc import CONNECTION_CLOSED
+from mcp_types.jsonrpc import CONNECTION_CLOSED, INVALID_PARAMS, REQUEST_TIMEOUT
 from pydantic import BaseModel, ValidationError
 
 from sextant.contract.ann import AnnComparison
@@ -61,11 +61,19 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class KbUnavailable(Exception):
-    """The knowledge-base process could not be started or stopped answering."""
+    """The knowledge-base process could not be started or stopped answering (a 503: retry later)."""
 
 
-class KbContractBroken(KbUnavailable):
+class KbFailed(Exception):
+    """The knowledge base answered, with a failure of its own: a protocol error, not a refusal (a 502)."""
+
+
+class KbContractBroken(KbFailed):
     """A tool answered with a result its contract model does not accept: the two sides are out of step."""
+
+
+class KbNotFound(Exception):
+    """The knowledge base has no resource at that URI (no such document or page)."""
 
 
 class ToolRefused(Exception):
@@ -217,7 +225,9 @@ class KbClient(TypedCalls):
             raise KbUnavailable(f"the knowledge base has no tool {name!r}")
         try:
             result: CallToolResult = await self._client.call_tool(name, arguments, meta=_meta(request_id))
-        except Exception as exc:
+        except MCPError as exc:
+            raise _failure(f"{name} failed", exc) from exc
+        except Exception as exc:  # the transport: a closed stream, a process gone
             raise KbUnavailable(f"{name} failed: {exc}") from exc
         text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
         images = [_image(block) for block in result.content if isinstance(block, ImageContent)]
@@ -232,17 +242,28 @@ class KbClient(TypedCalls):
         try:
             result = await self._client.read_resource(uri, meta=_meta(None), cache_mode="bypass")
         except MCPError as exc:
-            if exc.error.code == CONNECTION_CLOSED:
-                raise KbUnavailable(f"reading {uri} failed: {exc}") from exc
-            raise
+            if exc.error.code == INVALID_PARAMS:  # the SDK's answer for a resource that does not exist
+                raise KbNotFound(exc.error.message) from exc
+            raise _failure(f"reading {uri} failed", exc) from exc
+        except Exception as exc:
+            raise KbUnavailable(f"reading {uri} failed: {exc}") from exc
         return "\n".join(c.text for c in result.contents if isinstance(c, TextResourceContents))
+
+
+def _failure(what: str, exc: MCPError) -> KbUnavailable | KbFailed:
+    """A protocol error as what it says: the session gone or a call timed out (unavailable), else the knowledge
+    base's own failure, logged here as well as there."""
+    if exc.error.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT):
+        return KbUnavailable(f"{what}: {exc.error.message}")
+    log.error("%s in the knowledge base: %s (code %d)", what, exc.error.message, exc.error.code)
+    return KbFailed(f"{what} in the knowledge base: {exc.error.message}")
 
 
 def _image(block: ImageContent) -> tuple[str, bytes]:
     try:
         return block.mime_type, base64.b64decode(block.data, validate=True)
     except binascii.Error as exc:
-        raise KbUnavailable(f"the knowledge base sent an image that is not base64: {exc}") from exc
+        raise KbContractBroken(f"the knowledge base sent an image that is not base64: {exc}") from exc
 
 
 def _meta(request_id: str | None) -> Any:

@@ -364,8 +364,8 @@ class AgentLoop:
             results.append(ToolResult(call.id, call.name, message, is_error=True))
             yield ToolResultEvent(id=call.id, name=call.name, ok=False, found=0, summary=message)
             return
-        # A knowledge base that is down raises KbUnavailable through to the caller: an answer built on a
-        # failed search would read as "the documents say nothing".
+        # A knowledge base that is down (KbUnavailable) or fails the call (KbFailed) raises through to the caller: an
+        # answer built on a failed search would read as "the documents say nothing".
         outcome = await self.kb.call(call.name, arguments, run.request_id)
         if call.name == "kb_search":
             run.searches += 1

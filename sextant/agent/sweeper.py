@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from sextant.agent.kb_client import KbUnavailable, ToolRefused, current_workspace
+from sextant.agent.kb_client import KbFailed, KbUnavailable, ToolRefused, current_workspace
 from sextant.agent.state import AgentState
 
 log = logging.getLogger(__name__)
@@ -23,7 +23,7 @@ async def sweep(state: AgentState) -> int:
         token = current_workspace.set(workspace.id)
         try:
             await state.kb.drop_workspace()
-        except (KbUnavailable, ToolRefused) as exc:
+        except (KbUnavailable, KbFailed, ToolRefused) as exc:
             log.error("cannot delete workspace %s yet: %s", workspace.id[:8], exc)
             continue
         finally:

@@ -32,6 +32,7 @@ from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.loader_sandbox import too_many_chars_reason
 from sextant.kb.originals import Originals, is_pdf
+from sextant.kb.refusal import KnowledgeBaseError
 from sextant.kb.rerank import Reranker
 from sextant.kb.search import Searcher
 from sextant.kb.store import ChunkBatch, ChunkStore, DocumentRecord, StoredChunk
@@ -47,10 +48,6 @@ EMBED_BATCH = 32
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, message)``: called as a document's chunks are embedded."""
-
-
-class KnowledgeBaseError(Exception):
-    """A request the knowledge base refuses; the message says what to change."""
 
 
 def document_id_for(path: Path) -> str:

@@ -26,6 +26,7 @@ from sextant.kb.chunk_meta import ChunkMeta
 from sextant.kb.embeddings import Embedder
 from sextant.kb.fusion import RRF_K, cap_per_document, reciprocal_rank_fusion, score_fusion
 from sextant.kb.lexical import LexicalHit, LexicalIndex, matched_terms
+from sextant.kb.refusal import KnowledgeBaseError
 from sextant.kb.rerank import Reranker
 from sextant.kb.store import ChunkStore, StoredChunk
 from sextant.settings import DENSE_WEIGHT
@@ -105,12 +106,12 @@ class Searcher:
         """Rank passages for ``query``; ``depth`` candidates come from each retriever (default 30).
 
         Raises:
-            ValueError: the query is empty, or ``mode`` is ``rerank`` but no cross-encoder is loaded.
+            KnowledgeBaseError: the query is empty, or ``mode`` is ``rerank`` but no cross-encoder is loaded.
         """
         if not query.strip():
-            raise ValueError("the query is empty; ask a question or give keywords")
+            raise KnowledgeBaseError("the query is empty; ask a question or give keywords")
         if mode == "rerank" and not self.reranker.active:
-            raise ValueError(f"mode 'rerank' needs a cross-encoder: {self.reranker.state.detail}")
+            raise KnowledgeBaseError(f"mode 'rerank' needs a cross-encoder: {self.reranker.state.detail}")
         timings: dict[str, float] = {}
         clock = _Clock(timings)
         if self.refresh is not None:

@@ -12,6 +12,7 @@ import argparse
 import base64
 import binascii
 import dataclasses
+import functools
 import inspect
 import logging
 import sys
@@ -19,13 +20,13 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, cast
 
 import anyio
 import anyio.to_thread
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
@@ -153,7 +154,7 @@ def create_server(
             description = inspect.cleandoc(fn.__doc__ or "")
             if retained and retention:
                 description += f"\n\n{retention}"
-            server.add_tool(fn, title=title, description=description, annotations=annotations)
+            server.add_tool(_failures_as_errors(fn), title=title, description=description, annotations=annotations)
             return fn
 
         return register
@@ -509,11 +510,37 @@ def create_server(
 
 
 async def _in_thread(error: type[Exception], fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run blocking knowledge-base work off the event loop; a refusal becomes ``error`` with its message."""
+    """Run blocking knowledge-base work off the event loop; a refusal (``KnowledgeBaseError``) becomes ``error``
+    with its message, and anything else stays the server's own failure (``_failures_as_errors``)."""
     try:
         return await anyio.to_thread.run_sync(partial(fn, *args, **kwargs))
-    except (KnowledgeBaseError, ValueError) as exc:
+    except KnowledgeBaseError as exc:
         raise error(str(exc)) from exc
+
+
+def _failures_as_errors(tool: F) -> F:
+    """``tool``, its own failures answered as a protocol error (INTERNAL_ERROR) with a log line that names them.
+
+    A refusal (``ToolError``) is a tool error the model can act on; the SDK would answer any other exception the
+    same way ("Error executing tool"), telling a model, and the agent behind it, that it caused what is the
+    server's failure (a store that cannot be read, a bug).
+    """
+
+    @functools.wraps(tool)
+    async def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await tool(*args, **kwargs)
+        except (ToolError, ResourceError, MCPError):
+            raise
+        except StoreError as exc:
+            log.error("%s failed: the store: %s", tool.__name__, exc)
+            raise MCPError(INTERNAL_ERROR, f"{tool.__name__} failed: the knowledge base's store: {exc}") from exc
+        except Exception as exc:
+            log.exception("%s failed", tool.__name__)
+            detail = f"{type(exc).__name__}: {exc}"[:300]
+            raise MCPError(INTERNAL_ERROR, f"{tool.__name__} failed inside sextant-kb ({detail})") from exc
+
+    return cast(F, call)
 
 
 def _page_links(result: SearchResult) -> list[ResourceLink]:

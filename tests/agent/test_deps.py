@@ -11,7 +11,7 @@ from fastapi import HTTPException
 from starlette.requests import Request
 
 from sextant.agent.deps import KB_RETRY_S, bearer_workspace, kb_errors, refusal
-from sextant.agent.kb_client import KbContractBroken, KbUnavailable, ToolRefused
+from sextant.agent.kb_client import KbContractBroken, KbFailed, KbUnavailable, ToolRefused
 from sextant.agent.workspaces import LimitReached, WorkspaceBook
 from sextant.llm.chat import Usage
 from sextant.llm.scripted import ScriptedTurn, search_call
@@ -86,10 +86,13 @@ def test_a_knowledge_base_that_is_down_is_a_503_saying_when_to_retry() -> None:
     assert refused.value.headers == {"Retry-After": str(KB_RETRY_S)}
 
 
-def test_a_broken_contract_counts_as_down_and_a_refusal_is_the_tool_s_words_as_422() -> None:
+def test_a_failure_or_broken_contract_is_a_502_and_a_refusal_is_the_tool_s_words_as_422() -> None:
     with pytest.raises(HTTPException) as broken, kb_errors():
         raise KbContractBroken("kb_list's result does not match sextant.contract")
-    assert broken.value.status_code == 503
+    assert broken.value.status_code == 502
+    with pytest.raises(HTTPException) as failed, kb_errors():
+        raise KbFailed("kb_list failed in the knowledge base: the store is gone")
+    assert failed.value.status_code == 502 and "the store is gone" in str(failed.value.detail)
     with pytest.raises(HTTPException) as refused, kb_errors():
         raise ToolRefused("kb_ingest", "manual: the document has no text to index")
     assert (refused.value.status_code, refused.value.detail) == (422, "manual: the document has no text to index")

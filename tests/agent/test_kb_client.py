@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import base64
+import logging
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp.server.mcpserver import MCPServer
-from mcp_types import ImageContent, ToolAnnotations
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, ImageContent, ToolAnnotations
 
 from sextant.agent.kb_client import (
     OFFERED_TO_MODEL,
     KbClient,
     KbContractBroken,
+    KbFailed,
+    KbNotFound,
     KbUnavailable,
     ToolOutcome,
     ToolRefused,
@@ -154,8 +159,36 @@ async def test_an_image_that_is_not_base64_is_the_knowledge_base_failing_not_a_p
         return [ImageContent(type="image", data="not base64!", mime_type="image/png")]
 
     async with KbClient(server) as client:
-        with pytest.raises(KbUnavailable, match="the knowledge base sent an image that is not base64"):
+        with pytest.raises(KbContractBroken, match="the knowledge base sent an image that is not base64"):
             await client.call(KB_PAGE_IMAGE, {})
+
+
+async def test_a_knowledge_base_that_fails_a_call_is_failed_not_unavailable_and_a_missing_page_is_not_found(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Each failure its own kind: the process answering with its own error (502) is not the process being gone
+    (503), and neither is a resource that does not exist (404)."""
+    server: MCPServer[object] = MCPServer("a knowledge base whose store broke")
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def kb_search(query: str) -> str:
+        raise MCPError(INTERNAL_ERROR, "kb_search failed: the knowledge base's store: it is gone")
+
+    @server.resource("kb://documents/{doc_id}")
+    def document(doc_id: str) -> str:
+        if doc_id == "broken":
+            raise RuntimeError("a bug")
+        raise ResourceNotFoundError(f"no document with id {doc_id!r}")
+
+    async with KbClient(server) as client:
+        with caplog.at_level(logging.ERROR), pytest.raises(KbFailed, match="store: it is gone") as failed:
+            await client.call("kb_search", {"query": "tea"})
+        assert not isinstance(failed.value, KbUnavailable)
+        assert "kb_search failed in the knowledge base" in caplog.text
+        with pytest.raises(KbNotFound, match="no document with id 'missing'"):
+            await client.read("kb://documents/missing")
+        with pytest.raises(KbFailed, match="reading kb://documents/broken failed"):
+            await client.read("kb://documents/broken")
 
 
 def test_a_configured_command_is_split_into_the_program_and_its_arguments() -> None:

@@ -137,9 +137,9 @@ def test_bad_requests_are_refused_with_a_reason(kb: KnowledgeBase) -> None:
         kb.ingest("../etc/passwd", _doc(ESPRESSO, "x"))
     with pytest.raises(KnowledgeBaseError, match="no text"):
         kb.ingest("blank", _doc("   \n", "x"))
-    with pytest.raises(ValueError, match="empty"):
+    with pytest.raises(KnowledgeBaseError, match="empty"):
         kb.search("   ")
-    with pytest.raises(ValueError, match="cross-encoder"):
+    with pytest.raises(KnowledgeBaseError, match="cross-encoder"):
         kb.search("espresso", mode="rerank")
 
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 from typing import Any
 
 import pytest
 from mcp import Client
 from mcp.client.subscriptions import ResourcesListChanged
+from mcp.shared.exceptions import MCPError
 from mcp_types import (
+    INTERNAL_ERROR,
     PromptReference,
     ResourceLink,
     ResourceListChangedNotification,
@@ -22,6 +25,7 @@ from sextant.contract.meta import WORKSPACE_META
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import DOCUMENT_URI, PAGE_URI, create_server
+from sextant.kb.store import StoreError
 from sextant.settings import KbSettings
 
 pytestmark = pytest.mark.anyio
@@ -218,6 +222,32 @@ async def test_bad_input_is_a_tool_error_the_model_can_act_on(kb: KnowledgeBase)
         assert blank.is_error and "empty" in blank.content[0].text  # type: ignore[union-attr]
         with pytest.raises(Exception, match="no document"):
             await client.read_resource("kb://documents/missing")
+
+
+async def test_the_servers_own_failures_are_protocol_errors_named_in_its_log_not_tool_errors(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A failure of the store or a bug is not something a model could have avoided: it is answered as
+    INTERNAL_ERROR with what failed, and logged, rather than as a tool error the model is told it caused."""
+
+    def store_gone(*_: object, **__: object) -> None:
+        raise StoreError("the store's collection 'sextant_chunks' is gone (migrated?); restart to open it again")
+
+    def bug(*_: object, **__: object) -> None:
+        raise ValueError("an index out of step with the store")
+
+    async with Client(create_server(kb)) as client:
+        monkeypatch.setattr(kb, "search", store_gone)
+        with caplog.at_level(logging.ERROR, logger="sextant.kb.server"), pytest.raises(MCPError) as failed:
+            await client.call_tool("kb_search", {"query": "espresso"})
+        assert failed.value.error.code == INTERNAL_ERROR
+        assert "kb_search failed: the knowledge base's store: the store's collection" in failed.value.error.message
+        assert "kb_search failed: the store" in caplog.text
+        monkeypatch.setattr(kb, "documents", bug)
+        with pytest.raises(MCPError) as crashed:
+            await client.call_tool("kb_list", {})
+        assert crashed.value.error.code == INTERNAL_ERROR
+        assert "kb_list failed inside sextant-kb (ValueError: an index out of step" in crashed.value.error.message
 
 
 async def test_ingest_reports_progress(kb: KnowledgeBase) -> None:

@@ -8,8 +8,18 @@ from fastapi import APIRouter, Depends, File, HTTPException, Query, Response, Up
 from fastapi import Path as PathParam
 
 from sextant.agent.api import DocumentsResponse, IngestRequest, IngestResponse, IngestResult, PageText
-from sextant.agent.deps import Answering, Limited, Scoped, State, ingest_allowed, kb_down, kb_errors, workspace_scope
-from sextant.agent.kb_client import KbUnavailable, ToolRefused
+from sextant.agent.deps import (
+    Answering,
+    Limited,
+    Scoped,
+    State,
+    ingest_allowed,
+    kb_down,
+    kb_errors,
+    kb_failed,
+    workspace_scope,
+)
+from sextant.agent.kb_client import KbFailed, KbNotFound, KbUnavailable, ToolRefused
 from sextant.agent.uploads import MAX_UPLOAD_BYTES, MAX_UPLOAD_FILES, add_overview, upload_each
 from sextant.contract.meta import NO_PAGE_IMAGE
 from sextant.logs import request_id as current_request_id
@@ -71,10 +81,12 @@ async def page(doc_id: DocumentId, number: PageNumber, state: State) -> PageText
     """The text of one page of a document, for reading around a cited passage."""
     try:
         text = await state.kb.read(f"kb://documents/{doc_id}/pages/{number}")
+    except KbNotFound as exc:
+        raise HTTPException(404, str(exc)) from exc
     except KbUnavailable as exc:
         raise kb_down(exc) from exc
-    except Exception as exc:  # the server's refusal to read the URI: no such document or page
-        raise HTTPException(404, f"no page {number} in document {doc_id!r}") from exc
+    except KbFailed as exc:
+        raise kb_failed(exc) from exc
     return PageText(document_id=doc_id, page=number, text=text)
 
 
@@ -111,6 +123,8 @@ async def page_image(
         drawn, png = await state.kb.page_image(doc_id, number, quote, current_request_id.get())
     except KbUnavailable as exc:
         raise kb_down(exc) from exc
+    except KbFailed as exc:
+        raise kb_failed(exc) from exc
     except ToolRefused as exc:
         at = exc.text.find(NO_PAGE_IMAGE)
         if at != -1:  # nothing to show; any other refusal is the knowledge base's failure

@@ -11,7 +11,7 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from sextant.agent.answer_check import answer_check_for
 from sextant.agent.api import QueryRequest, QueryResponse
-from sextant.agent.deps import Answering, Asking, Budgeted, Limited, State, kb_down
+from sextant.agent.deps import Answering, Asking, Budgeted, Limited, State, kb_down, kb_failed
 from sextant.agent.events import (
     AgentEvent,
     AnswerEvent,
@@ -21,7 +21,7 @@ from sextant.agent.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from sextant.agent.kb_client import KbUnavailable
+from sextant.agent.kb_client import KbFailed, KbUnavailable
 from sextant.agent.loop import AgentLoop, HistoryItem
 from sextant.agent.ops import TimedModel, TimedTools
 from sextant.agent.passages import Passage
@@ -49,6 +49,8 @@ async def query(body: QueryRequest, state: State) -> QueryResponse:
                 answer = event
     except KbUnavailable as exc:
         raise kb_down(exc) from exc
+    except KbFailed as exc:
+        raise kb_failed(exc) from exc
     if answer is None:
         raise HTTPException(500, "the agent finished without an answer")
     return QueryResponse(
@@ -87,6 +89,9 @@ async def query_stream(body: QueryRequest, state: State) -> AsyncIterator[Server
     except KbUnavailable as exc:
         log.error("question failed: the knowledge base is unavailable: %s", exc)
         yield _frame(ErrorEvent(message=f"the knowledge base is unavailable: {exc}"))
+    except KbFailed as exc:
+        log.error("question failed: the knowledge base failed: %s", exc)
+        yield _frame(ErrorEvent(message=f"the knowledge base failed: {exc}"))
     except Exception as exc:
         log.exception("query failed")
         yield _frame(ErrorEvent(message=f"the answer failed: {exc}"))

@@ -16,6 +16,7 @@ from sextant.kb.ann import KINDS, create
 from sextant.kb.ann.base import AnnIndex, FloatArray, IdArray
 from sextant.kb.ann.flat import FlatIndex
 from sextant.kb.ann.live import build_params, metric_for
+from sextant.kb.refusal import KnowledgeBaseError
 
 if TYPE_CHECKING:
     from sextant.kb.knowledge_base import KnowledgeBase
@@ -25,7 +26,7 @@ def benchmark(kb: KnowledgeBase, kind: str, *, k: int = 10, queries: int = 100, 
     """Build ``kind`` over every chunk vector and measure recall@k and latency against exact search.
 
     Raises:
-        ValueError: the knowledge base has too few chunks to measure anything.
+        KnowledgeBaseError: the knowledge base has too few chunks to measure anything.
     """
     chunk_ids, xb = _vectors(kb)
     n = len(chunk_ids)
@@ -59,10 +60,10 @@ def compare(kb: KnowledgeBase, query: str, *, k: int = 5) -> AnnComparison:
     """The same query through Chroma's index and each of ours, with exact cosines and overlap with exact search.
 
     Raises:
-        ValueError: an empty query, or nothing in the knowledge base.
+        KnowledgeBaseError: an empty query, or nothing in the knowledge base.
     """
     if not query.strip():
-        raise ValueError("the query is empty; ask a question or give keywords")
+        raise KnowledgeBaseError("the query is empty; ask a question or give keywords")
     chunk_ids, xb = _vectors(kb)
     n = len(chunk_ids)
     q = kb.searcher.embedder.embed_query(query)
@@ -102,7 +103,9 @@ def compare(kb: KnowledgeBase, query: str, *, k: int = 5) -> AnnComparison:
 def _vectors(kb: KnowledgeBase) -> tuple[list[str], FloatArray]:
     chunk_ids, xb = kb.chunk_vectors()
     if len(chunk_ids) < 2:
-        raise ValueError(f"the knowledge base holds {len(chunk_ids)} chunks; ingest documents first (kb_ingest)")
+        raise KnowledgeBaseError(
+            f"the knowledge base holds {len(chunk_ids)} chunks; ingest documents first (kb_ingest)"
+        )
     return chunk_ids, xb
 
 

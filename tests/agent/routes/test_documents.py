@@ -63,7 +63,7 @@ def test_a_pdf_page_is_an_image_with_the_quote_highlighted_and_no_image_is_a_404
     assert kept is not None
     kept.write_bytes(b"%PDF-1.7 damaged beyond repair")
     failed = client.get("/documents/lighthouse-history/pages/2/image")
-    assert failed.status_code == 503 and "could not be rendered" in failed.json()["detail"]
+    assert failed.status_code == 502 and "could not be rendered" in failed.json()["detail"]
 
 
 def test_an_upload_whose_every_file_is_refused_is_a_4xx_carrying_the_reasons(client_for: Any) -> None:
@@ -99,9 +99,24 @@ def test_a_page_is_read_as_text_and_one_that_is_not_there_is_a_404_naming_it(cli
     page = client.get("/documents/taxes/pages/2")
     assert page.status_code == 200 and page.json() == {"document_id": "taxes", "page": 2, "text": "File by April 15."}
     missing = client.get("/documents/taxes/pages/7")
-    assert missing.status_code == 404 and missing.json()["detail"] == "no page 7 in document 'taxes'"
+    assert missing.status_code == 404 and missing.json()["detail"] == "'taxes' has no page 7 (it has 2 pages)"
     for path in ("/documents/taxes/pages/0", "/documents/bad%20id/pages/1"):
         assert client.get(path).status_code == 422, path
+
+
+def test_a_page_the_knowledge_base_fails_to_read_is_a_502_never_a_missing_page(
+    client_for: ClientFor, kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = client_for()
+    pages = [{"id": "taxes", "title": "Taxes", "content": "File by April 15.", "page": 1}]
+    assert client.post("/ingest", json={"documents": pages}).status_code == 200
+
+    def broken(*_: object) -> str:
+        raise RuntimeError("an index out of step with the store")
+
+    monkeypatch.setattr(kb, "page_text", broken)
+    failed = client.get("/documents/taxes/pages/1")
+    assert failed.status_code == 502 and failed.json()["detail"].startswith("the knowledge base failed: reading")
 
 
 def test_while_the_knowledge_base_is_down_documents_and_pages_are_a_503_never_a_missing_page(

@@ -8,7 +8,7 @@ import pytest
 from sextant.kb.ann import probe
 from sextant.kb.ann.live import build_params
 from sextant.kb.documents import LoadedDocument
-from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
 
 # The real embedder: the measurements are of the store's own vectors.
 pytestmark = pytest.mark.slow
@@ -31,10 +31,10 @@ def filled(kb: KnowledgeBase) -> KnowledgeBase:
 
 
 def test_too_few_chunks_to_measure_is_a_refusal_that_says_what_to_do(kb: KnowledgeBase) -> None:
-    with pytest.raises(ValueError, match="ingest documents first"):
+    with pytest.raises(KnowledgeBaseError, match="ingest documents first"):
         probe.benchmark(kb, "hnsw")
     kb.ingest("one", LoadedDocument(text=DOCS["tea"], title="one"))
-    with pytest.raises(ValueError, match="holds 1 chunks"):
+    with pytest.raises(KnowledgeBaseError, match="holds 1 chunks"):
         probe.compare(kb, "tea")
 
 
@@ -61,7 +61,7 @@ def test_compare_puts_every_index_beside_chromas_with_exact_cosines_and_writes_n
     filled: KnowledgeBase,
 ) -> None:
     generation = filled.store.generation
-    with pytest.raises(ValueError, match="the query is empty"):
+    with pytest.raises(KnowledgeBaseError, match="the query is empty"):
         probe.compare(filled, "   ")
     result = probe.compare(filled, "how often should I descale the espresso machine", k=3)
     answers = {a.index: a for a in result.answers}
