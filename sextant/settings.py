@@ -84,7 +84,8 @@ class KbSettings(SharedSettings):
         ge=0,
         le=3600,
         description="Seconds between a search's checks that the BM25 (and ANN) cache still matches the store, "
-        "which other clients may have written; 0 = check before every search.",
+        "which clients on other machines may have written; 0 = check before every search. Processes on this "
+        "machine move the store's change counter and are followed at the next search.",
     )
     chunk_tokens: int = Field(
         default=200, ge=32, le=8192, description="Target chunk size in the embedder's own tokens."

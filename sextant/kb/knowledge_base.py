@@ -7,7 +7,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -17,9 +17,12 @@ from typing import Literal
 import numpy as np
 
 from sextant.contract.results import (
+    DetailLevel,
     DocumentInfo,
     IngestOutcome,
     RerankerInfo,
+    SearchMode,
+    SearchResult,
     SkippedPageInfo,
     Stats,
 )
@@ -28,6 +31,7 @@ from sextant.kb.chunking import ChunkingConfig, chunk_document
 from sextant.kb.derived_indexes import FETCH_BATCH, DerivedIndexes, lexical_dir, lock_folder
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder, load_embedder, load_query_encoder
+from sextant.kb.follow_migration import following_migrations
 from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.loader_sandbox import too_many_chars_reason
@@ -85,31 +89,56 @@ class KnowledgeBase:
     ) -> None:
         self.settings = settings
         self.policy = policy
-        self.embedder = embedder
-        self.store = store
-        self.lexical = lexical
         self.reranker = reranker
         self.chunking = ChunkingConfig(target=settings.chunk_tokens)
         self.originals = Originals.of_store(settings.store_dir())
         self.location = settings.chroma_url or str(settings.store_dir())  # what kb_stats and an empty search name
-        self.indexes = DerivedIndexes.for_settings(settings, store, lexical, policy)
+        self.bind(embedder, store, lexical, query_encoder)
+
+    def bind(
+        self, embedder: Embedder, store: ChunkStore, lexical: LexicalIndex, query_encoder: Embedder | None = None
+    ) -> None:
+        """Use these parts, which belong to one store and its embedder: at open, and again when a migration
+        moves the store to another embedder (``follow_migration``)."""
+        self.embedder = embedder
+        self.store = store
+        self.lexical = lexical
+        self.indexes = DerivedIndexes.for_settings(self.settings, store, lexical, self.policy)
         self.ann = self.indexes.ann  # None: Chroma's own index serves dense retrieval
         self.searcher = Searcher(
             query_encoder or embedder,
             store,
             lexical,
-            reranker,
-            max_per_document=settings.max_per_document,
-            weights=settings.fusion_weights(),
-            rerank_fusion=settings.rerank_fusion,
-            rerank_candidates=settings.rerank_candidates,
-            feedback=settings.dense_feedback,
-            fusion=settings.fusion,
+            self.reranker,
+            max_per_document=self.settings.max_per_document,
+            weights=self.settings.fusion_weights(),
+            rerank_fusion=self.settings.rerank_fusion,
+            rerank_candidates=self.settings.rerank_candidates,
+            feedback=self.settings.dense_feedback,
+            fusion=self.settings.fusion,
             ann=self.ann,
             refresh=self.indexes.refresh_before_search,
             location=self.location,
         )
-        self.search = self.searcher.search
+
+    @following_migrations
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        doc_ids: Sequence[str] | None = None,
+        detail: DetailLevel = "snippets",
+        mode: SearchMode = "hybrid",
+        abstain: bool = True,
+        depth: int | None = None,
+    ) -> SearchResult:
+        """``Searcher.search``: rank passages for ``query``.
+
+        Raises:
+            KnowledgeBaseError: the query is empty, or ``mode`` is ``rerank`` but no cross-encoder is loaded.
+        """
+        return self.searcher.search(query, k, doc_ids=doc_ids, detail=detail, mode=mode, abstain=abstain, depth=depth)
 
     @classmethod
     def open(
@@ -175,6 +204,7 @@ class KnowledgeBase:
 
     # --- writing --------------------------------------------------------------------------
 
+    @following_migrations
     def ingest(
         self,
         doc_id: str,
@@ -294,6 +324,7 @@ class KnowledgeBase:
                     known[key] = chunk.vector
         return known
 
+    @following_migrations
     def set_overview(self, doc_id: str, overview: str, *, version: str | None = None) -> DocumentInfo:
         """Store (or replace) a document's overview: one extra chunk, searched like the others, cited to the document.
 
@@ -324,6 +355,7 @@ class KnowledgeBase:
             )
         return _info(dataclasses.replace(record, overview=text))
 
+    @following_migrations
     def forget(self, doc_id: str) -> int:
         """Remove a document and its chunks from the store and the BM25 index; returns chunks removed.
 
@@ -376,19 +408,23 @@ class KnowledgeBase:
         key = json.dumps([*parts, file_hash] if file_hash else parts)
         return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
+    @following_migrations
     def refresh(self, *, full: bool = False) -> bool:
         """Bring the derived indexes up to the store's changes by other clients (``DerivedIndexes.refresh``)."""
         return self.indexes.refresh(full=full)
 
+    @following_migrations
     def chunk_vectors(self, batch: int = 1000) -> tuple[list[str], np.ndarray]:
         """Every chunk id in the store and its vector (rows in the same order)."""
         return self.indexes.chunk_vectors(batch)
 
     # --- reading --------------------------------------------------------------------------
 
+    @following_migrations
     def documents(self) -> list[DocumentInfo]:
         return [_info(r) for r in self.store.list_documents()]
 
+    @following_migrations
     def document(self, doc_id: str) -> DocumentRecord:
         """A document with its full text.
 
@@ -400,6 +436,7 @@ class KnowledgeBase:
             raise KnowledgeBaseError(f"no document with id {doc_id!r}; kb_list shows the ids")
         return record
 
+    @following_migrations
     def page_text(self, doc_id: str, number: int) -> str:
         """The text of physical page ``number`` (1-based) of a document.
 
@@ -412,6 +449,7 @@ class KnowledgeBase:
                 return record.text[page.start : page.end]
         raise KnowledgeBaseError(f"{doc_id!r} has no page {number} (it has {len(record.pages)} pages)")
 
+    @following_migrations
     def chunk(self, chunk_id: str) -> StoredChunk:
         """One chunk by id.
 
@@ -423,6 +461,7 @@ class KnowledgeBase:
             raise KnowledgeBaseError(f"no chunk with id {chunk_id!r}; it may belong to a replaced document")
         return found[0]
 
+    @following_migrations
     def stats(self) -> Stats:
         state = self.reranker.state
         return Stats(

@@ -43,6 +43,7 @@ from sextant.kb.live_collections import (
     write_manifest,
 )
 from sextant.kb.store import MIGRATED_TO, ChunkStore
+from sextant.kb.store_lock import StoreLock
 
 log = logging.getLogger(__name__)
 
@@ -110,8 +111,12 @@ def migrate(
     policy: IndexingPolicy = DEFAULT_POLICY,
     batch: int = BATCH,
     progress: Progress | None = None,
+    lock: StoreLock | None = None,
 ) -> MigrationReport:
     """Move the store on ``client`` to ``embedder``'s vectors (stages in the module docstring).
+
+    ``lock``: the store folder's, held from the swap to the end and its counter moved, so that no process on this
+    machine writes to the old pair meanwhile and each meets the swap at its next call.
 
     Raises:
         MigrationError: the store already uses ``embedder``, or a swap to another embedder is unfinished.
@@ -119,7 +124,8 @@ def migrate(
     """
     manifest = read_manifest(client)
     if manifest.retired is not None:
-        return _finish_swap(client, manifest, embedder, policy, batch, progress)
+        with _swapping(lock):
+            return _finish_swap(client, manifest, embedder, policy, batch, progress)
     live = ChunkStore.open_as_built(client, manifest.live)
     if (live.embedder, live.dim) == (embedder.name, embedder.dim):
         raise MigrationError(f"the store already uses embedder {embedder.name!r}; there is nothing to migrate")
@@ -132,14 +138,27 @@ def migrate(
         embedded += done.embedded
         if not done:
             break
-    # The commit point: from here on the shadow is the store.
-    shadow.bump_generation(at_least=int(live.metadata().get("generation", 0)) + 1)
-    write_manifest(client, Manifest(live=target, retired=manifest.live))
-    log.info("swapped in the collections embedded by %s", embedder.name)
-    report = _retire(client, live, shadow, embedder, policy, batch, progress)
+    with _swapping(lock):
+        # The commit point: from here on the shadow is the store.
+        shadow.bump_generation(at_least=int(live.metadata().get("generation", 0)) + 1)
+        write_manifest(client, Manifest(live=target, retired=manifest.live))
+        log.info("swapped in the collections embedded by %s", embedder.name)
+        report = _retire(client, live, shadow, embedder, policy, batch, progress)
     return MigrationReport(
         live.embedder, embedder.name, shadow.document_count(), shadow.chunk_count(), embedded + report, False
     )
+
+
+@contextmanager
+def _swapping(lock: StoreLock | None) -> Iterator[None]:
+    """Hold the store folder's lock (if any) and move its counter: the writers of this machine wait, and then meet
+    the swap."""
+    if lock is None:
+        yield
+        return
+    with lock.exclusive():
+        lock.bump()
+        yield
 
 
 def converge(

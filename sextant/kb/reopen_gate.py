@@ -7,14 +7,9 @@ re-entrantly: a store method calls others); a reopen waits until none is inside,
 
 from __future__ import annotations
 
-import functools
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Concatenate, ParamSpec, Protocol, TypeVar
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 
 class ReopenGate:
@@ -63,21 +58,3 @@ class ReopenGate:
             with self._cond:
                 self._reopening = False
                 self._cond.notify_all()
-
-
-class Gated(Protocol):
-    gate: ReopenGate
-
-
-G = TypeVar("G", bound=Gated)
-
-
-def gated(method: Callable[Concatenate[G, P], R]) -> Callable[Concatenate[G, P], R]:
-    """Run ``method`` inside its object's gate."""
-
-    @functools.wraps(method)
-    def inside(self: G, *args: P.args, **kwargs: P.kwargs) -> R:
-        with self.gate.call():
-            return method(self, *args, **kwargs)
-
-    return inside

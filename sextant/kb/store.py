@@ -12,13 +12,14 @@ before the commit removes what was written, so a half-ingested document never be
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -26,7 +27,7 @@ import numpy.typing as npt
 from sextant.kb.chroma_client import StoreError, close_client, open_client
 from sextant.kb.documents import PageSpan, SectionSpan
 from sextant.kb.live_collections import Collections, read_manifest
-from sextant.kb.reopen_gate import ReopenGate, gated
+from sextant.kb.reopen_gate import ReopenGate
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +91,40 @@ class ChunkBatch:
     texts: list[str] = field(default_factory=list)
     metas: list[dict[str, Any]] = field(default_factory=list)
     vectors: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros((0, 0), np.float32))
+
+
+class StoreMigrated(StoreError):
+    """``sextant-kb-migrate`` replaced this pair of collections while it was open: the store is now ``embedder``'s."""
+
+    def __init__(self, embedder: str) -> None:
+        super().__init__(
+            f"this store was migrated to embedder {embedder!r} by sextant-kb-migrate while it was open; restart with "
+            f"SEXTANT_EMBEDDER={embedder} (a write made just now may not have been kept: make it again)"
+        )
+        self.embedder = embedder
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _store_call(method: Callable[Concatenate[ChunkStore, P], R]) -> Callable[Concatenate[ChunkStore, P], R]:
+    """Run ``method`` inside the store's ``ReopenGate``; a collection that has disappeared is said to be migrated
+    (``StoreMigrated``) or gone."""
+
+    @functools.wraps(method)
+    def inside(self: ChunkStore, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self.gate.call():
+            try:
+                return method(self, *args, **kwargs)
+            except Exception as exc:
+                from chromadb.errors import NotFoundError
+
+                if isinstance(exc, NotFoundError):
+                    raise self._gone() from exc
+                raise
+
+    return inside
 
 
 def chunk_id(doc_id: str, content_hash: str, index: int | str) -> str:
@@ -225,7 +260,7 @@ class ChunkStore:
         try:
             collection = self._client.get_collection(name, embedding_function=None)
         except (NotFoundError, ValueError) as exc:
-            raise StoreError(f"the store's collection {name!r} is gone (migrated?); restart to open it again") from exc
+            raise self._gone() from exc
         if collection.count():
             probe = np.zeros(self._dim, np.float32)
             probe[0] = 1.0
@@ -235,7 +270,7 @@ class ChunkStore:
     # --- state shared with the BM25 cache -------------------------------------------------
 
     @property
-    @gated
+    @_store_call
     def generation(self) -> int:
         """A counter bumped on every change, read from Chroma (one round trip to a server).
 
@@ -252,10 +287,10 @@ class ChunkStore:
         """
         meta = self.metadata()
         if meta.get(MIGRATED_TO):
-            raise StoreError(_migrated(str(meta[MIGRATED_TO])))
+            raise StoreMigrated(str(meta[MIGRATED_TO]))
         return meta
 
-    @gated
+    @_store_call
     def metadata(self) -> dict[str, Any]:
         """The chunk collection's metadata as stored now, even after a migration replaced it.
 
@@ -269,12 +304,16 @@ class ChunkStore:
         try:
             return dict(self._client.get_collection(self.collections.chunks, embedding_function=None).metadata or {})
         except (NotFoundError, ValueError) as exc:
-            live = read_manifest(self._client).live
-            if live == self.collections:
-                raise StoreError(f"the store's collection {live.chunks!r} is gone; restart to open it again") from exc
-            raise StoreError(_migrated(str(ChunkStore.open_as_built(self._client, live).embedder))) from exc
+            raise self._gone() from exc
 
-    @gated
+    def _gone(self) -> StoreError:
+        """Why this store's collections are missing: a migration made another pair live, or they were removed."""
+        live = read_manifest(self._client).live
+        if live == self.collections:
+            return StoreError(f"the store's collection {live.chunks!r} is gone; restart to open it again")
+        return StoreMigrated(ChunkStore.open_as_built(self._client, live).embedder)
+
+    @_store_call
     def bump_generation(self, *, at_least: int = 0, migrated_to: str = "") -> int:
         """Move the generation on by one (to ``at_least`` if that is more); returns it.
 
@@ -289,7 +328,7 @@ class ChunkStore:
 
     # --- documents ------------------------------------------------------------------------
 
-    @gated
+    @_store_call
     def get_document(self, doc_id: str, *, with_text: bool = False) -> DocumentRecord | None:
         include = ["metadatas", "documents"] if with_text else ["metadatas"]
         got = self._docs.get(ids=[doc_id], include=include)
@@ -298,7 +337,7 @@ class ChunkStore:
         text = got["documents"][0] if with_text and got["documents"] else ""
         return _record_from(doc_id, got["metadatas"][0], text or "")
 
-    @gated
+    @_store_call
     def live_chunk_ids(self, doc_ids: Iterable[str]) -> set[str]:
         """The chunk ids of the versions now stored of ``doc_ids`` (one read, whatever their number)."""
         ids = sorted(set(doc_ids))
@@ -309,21 +348,21 @@ class ChunkStore:
             cid for i, m in zip(got["ids"], got["metadatas"], strict=True) for cid in _record_from(i, m, "").chunk_ids()
         }
 
-    @gated
+    @_store_call
     def list_documents(self) -> list[DocumentRecord]:
         got = self._docs.get(include=["metadatas"])
         records = [_record_from(i, m, "") for i, m in zip(got["ids"], got["metadatas"], strict=True)]
         return sorted(records, key=lambda r: r.id)
 
-    @gated
+    @_store_call
     def chunk_count(self) -> int:
         return int(self._chunks.count())
 
-    @gated
+    @_store_call
     def document_count(self) -> int:
         return int(self._docs.count())
 
-    @gated
+    @_store_call
     def write_document(self, record: DocumentRecord, batch: ChunkBatch) -> int:
         """Store a document's chunks and record, replacing any earlier version; returns the generation.
 
@@ -362,7 +401,7 @@ class ChunkStore:
         self._delete_chunks(stale)
         return self.bump_generation()
 
-    @gated
+    @_store_call
     def write_overview(
         self, record: DocumentRecord, text: str, meta: dict[str, Any], vector: npt.NDArray[np.float32]
     ) -> int:
@@ -383,7 +422,7 @@ class ChunkStore:
             raise StoreError(f"storing the overview of {record.id!r} failed: {exc}") from exc
         return self.bump_generation()
 
-    @gated
+    @_store_call
     def delete_document(self, doc_id: str) -> list[str]:
         """Remove a document and all its chunks; returns the removed chunk ids."""
         ids = self._chunk_ids_of(doc_id)
@@ -400,7 +439,7 @@ class ChunkStore:
         if ids:
             self._chunks.delete(ids=list(ids))
 
-    @gated
+    @_store_call
     def repair(self) -> list[str]:
         """Remove chunks that belong to no live document version (left by a crash mid-ingest)."""
         live = {cid for record in self.list_documents() for cid in record.chunk_ids()}
@@ -415,12 +454,12 @@ class ChunkStore:
 
     # --- copying, for a migration -----------------------------------------------------------
 
-    @gated
+    @_store_call
     def chunk_ids(self) -> set[str]:
         """Every chunk id stored, live or not."""
         return set(self._chunks.get(include=[])["ids"])
 
-    @gated
+    @_store_call
     def put_chunks(self, chunks: Sequence[StoredChunk], vectors: npt.NDArray[np.float32]) -> None:
         """Store ``chunks`` as they are under new vectors (rows in the same order); no document changes."""
         for lo in range(0, len(chunks), self._batch_size):
@@ -432,7 +471,7 @@ class ChunkStore:
                 metadatas=[c.meta for c in part],
             )
 
-    @gated
+    @_store_call
     def put_record(self, record: DocumentRecord) -> None:
         """Store ``record`` (with its text) as it is, embedded as the mean of its stored chunk vectors."""
         ids = [cid for cid in record.chunk_ids() if cid != record.overview_id()]
@@ -442,14 +481,14 @@ class ChunkStore:
             ids=[record.id], embeddings=[centroid], documents=[record.text], metadatas=[_record_meta(record)]
         )
 
-    @gated
+    @_store_call
     def delete(self, *, records: Sequence[str] = (), chunks: Sequence[str] = ()) -> None:
         """Remove records and chunks by id, as they are: no commit order, no generation bump."""
         if records:
             self._docs.delete(ids=list(records))
         self._delete_chunks(chunks)
 
-    @gated
+    @_store_call
     def drop(self) -> None:
         """Remove both collections of this store for good."""
         for name in self.collections.names():
@@ -457,7 +496,7 @@ class ChunkStore:
 
     # --- chunks ---------------------------------------------------------------------------
 
-    @gated
+    @_store_call
     def query(
         self, vector: npt.NDArray[np.float32], n: int, doc_ids: Sequence[str] | None = None
     ) -> list[tuple[str, float]]:
@@ -469,7 +508,7 @@ class ChunkStore:
         got = self._chunks.query(query_embeddings=[vector], n_results=min(n, total), where=where, include=["distances"])
         return [(i, 1.0 - float(d)) for i, d in zip(got["ids"][0], got["distances"][0], strict=True)]
 
-    @gated
+    @_store_call
     def get_chunks(self, ids: Sequence[str], *, vectors: bool = False) -> list[StoredChunk]:
         """Chunks by id, in the order asked for (missing ids are left out)."""
         if not ids:
@@ -495,13 +534,6 @@ class ChunkStore:
                 for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
             ]
             offset += len(got["ids"])
-
-
-def _migrated(to: str) -> str:
-    return (
-        f"this store was migrated to embedder {to!r} by sextant-kb-migrate while it was open; restart with "
-        f"SEXTANT_EMBEDDER={to} (a write made just now may not have been kept: make it again)"
-    )
 
 
 def _doc_filter(doc_ids: Sequence[str] | None) -> dict[str, Any] | None:

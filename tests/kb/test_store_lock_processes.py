@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
 from mcp import Client, StdioServerParameters
 
+from sextant.kb.embeddings import Embedder
 from tests.chroma_process import running_chroma
 from tests.kb.kb_process import server_command, server_environment, tool_command
 from tests.kb.store_fleet import Fleet
@@ -111,6 +112,21 @@ async def test_a_document_ingested_from_the_shell_is_found_by_a_running_server_b
         await until(gone, VISIBLE_WITHIN_S)
         stats = await client.call_tool("kb_stats", {})
         assert (stats.structured_content or {})["followed_writes"] >= 2
+
+
+async def test_a_migration_from_the_shell_is_followed_by_a_running_server_without_a_restart(
+    tmp_path: Path, other_embedder: Embedder
+) -> None:
+    (tmp_path / "feline.md").write_text(FELINE, encoding="utf-8")
+    assert shell(tmp_path, "sextant-ingest", "feline.md").returncode == 0
+    async with stdio_server(tmp_path) as client:
+        before = await search(client, "Where does the kitty nap?")
+        migrated = shell(tmp_path, "sextant-kb-migrate", "--embedder", other_embedder.name)
+        assert migrated.returncode == 0, migrated.stderr
+        after = await search(client, "Where does the kitty nap?")
+        assert after["hits"][0]["document_id"] == "feline" and after["best_dense"] != before["best_dense"]
+        stats = await client.call_tool("kb_stats", {})
+        assert (stats.structured_content or {})["embedder"] == other_embedder.name
 
 
 async def test_two_servers_and_the_shell_write_at_once_and_every_write_is_kept(tmp_path: Path) -> None:

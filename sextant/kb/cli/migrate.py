@@ -11,12 +11,13 @@ import sys
 import time
 
 from sextant.kb.chroma_client import StoreError, close_client, open_client
-from sextant.kb.derived_indexes import DerivedIndexes, lexical_dir
+from sextant.kb.derived_indexes import DerivedIndexes, lexical_dir, lock_folder
 from sextant.kb.embeddings import EmbedderError, load_embedder, load_query_encoder, quiet_model_loading
 from sextant.kb.knowledge_base import KnowledgeBaseError
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.migrate import BATCH, MigrationError, MigrationReport, exclusive, migrate
 from sextant.kb.store import ChunkStore
+from sextant.kb.store_lock import StoreLock
 from sextant.logs import configure_logging
 from sextant.settings import KbSettings, load_settings
 
@@ -75,7 +76,9 @@ def run(settings: KbSettings, name: str, *, batch: int = BATCH) -> MigrationRepo
     with exclusive(settings.store_dir()):
         client = open_client(path=settings.store_dir(), url=settings.chroma_url, database=settings.chroma_database)
         try:
-            report = migrate(client, embedder, batch=batch, progress=_Rate())
+            report = migrate(
+                client, embedder, batch=batch, progress=_Rate(), lock=StoreLock.for_folder(lock_folder(settings))
+            )
             # The new generation is past every stamp of the old vectors: opening rebuilds the BM25 and ANN indexes.
             store = ChunkStore(client, embedder.name, embedder.dim)
             store.repair()
@@ -92,7 +95,7 @@ def summary(settings: KbSettings, report: MigrationReport) -> list[str]:
         f"{done}: {report.documents} documents, {report.chunks} chunks now embedded by {report.new_embedder!r} "
         f"({report.embedded} embedded by this run)",
         f"set SEXTANT_EMBEDDER={report.new_embedder} for sextant-kb, sextant-ingest and every other client of this "
-        "store; one still running on the old embedder stops at its next search and asks to be restarted",
+        "store the next time it starts; one running now on this machine follows at its next call, without a restart",
     ]
     if settings.query_encoder:
         embedder = load_embedder(report.new_embedder, settings.threads, settings.embed_precision)
