@@ -6,6 +6,8 @@ Issue 51's scenario as a person meets it: Claude Desktop's ``sextant-kb`` (a std
 
 from __future__ import annotations
 
+import collections
+import functools
 import os
 import random
 import shutil
@@ -13,10 +15,10 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, cast
 
 import pytest
 from hypothesis import HealthCheck, assume, settings
@@ -198,6 +200,20 @@ def _signature(content: str) -> str:
     return " ".join(content.split()[:14])
 
 
+F = TypeVar("F", bound=Callable[..., None])
+
+
+def counted(rule_function: F) -> F:
+    """Count each run of a rule in ``OneStore.taken`` (the long run reports them: ``bench/one_store_machine.py``)."""
+
+    @functools.wraps(rule_function)
+    def step(self: OneStore, **arguments: Any) -> None:
+        OneStore.taken[rule_function.__name__] += 1
+        rule_function(self, **arguments)
+
+    return cast(F, step)
+
+
 class OneStore(RuleBasedStateMachine):
     """Two stdio ``sextant-kb`` servers and the shell commands on one store, against a plain dict of documents.
 
@@ -209,6 +225,7 @@ class OneStore(RuleBasedStateMachine):
     """
 
     extra_env: ClassVar[dict[str, str]] = {}
+    taken: ClassVar[collections.Counter[str]] = collections.Counter()
 
     def __init__(self) -> None:
         super().__init__()
@@ -239,6 +256,7 @@ class OneStore(RuleBasedStateMachine):
             self.forgotten[doc_id] = self.documents.pop(doc_id)
 
     @rule(server=st.integers(0, 1), doc_id=st.sampled_from(SERVED_IDS), seed=st.integers(0, 10**9))
+    @counted
     def ingest_through_a_server(self, server: int, doc_id: str, seed: int) -> None:
         content = _content(seed)
         result = self.fleet.call(
@@ -248,6 +266,7 @@ class OneStore(RuleBasedStateMachine):
         self._stored(doc_id, content)
 
     @rule(doc_id=st.sampled_from(SERVED_IDS), seed=st.integers(0, 10**9))
+    @counted
     def ingest_from_the_shell(self, doc_id: str, seed: int) -> None:
         content = _content(seed)
         (self.home / "shell" / f"{doc_id}.md").write_text(content, encoding="utf-8")
@@ -256,6 +275,7 @@ class OneStore(RuleBasedStateMachine):
         self._stored(doc_id, content)
 
     @rule(first=st.sampled_from(SERVED_IDS), second=st.sampled_from(SERVED_IDS), seed=st.integers(0, 10**9))
+    @counted
     def two_shell_ingests_start_at_once(self, first: str, second: str, seed: int) -> None:
         assume(first != second)
         contents = {first: _content(seed), second: _content(seed + 1)}
@@ -270,6 +290,7 @@ class OneStore(RuleBasedStateMachine):
 
     @precondition(lambda self: any(d in self.documents for d in SERVED_IDS))
     @rule(data=st.data())
+    @counted
     def forget_from_the_shell(self, data: st.DataObject) -> None:
         doc_id = data.draw(st.sampled_from(sorted(d for d in self.documents if d in SERVED_IDS)))
         done = self.fleet.shell("sextant-forget", doc_id, "-y")
@@ -277,6 +298,7 @@ class OneStore(RuleBasedStateMachine):
         self._removed(doc_id)
 
     @rule(kept=st.sets(st.sampled_from(SYNCED_IDS)), seed=st.integers(0, 10**9))
+    @counted
     def sync_a_folder(self, kept: set[str], seed: int) -> None:
         folder = self.home / "synced"
         for n, doc_id in enumerate(SYNCED_IDS):
@@ -297,6 +319,7 @@ class OneStore(RuleBasedStateMachine):
     # --- kills -------------------------------------------------------------------------------------
 
     @rule(server=st.integers(0, 1))
+    @counted
     def kill_an_idle_server(self, server: int) -> None:
         self.fleet.kill(server)
         self.fleet.start(server)
@@ -304,6 +327,7 @@ class OneStore(RuleBasedStateMachine):
     @rule(
         server=st.integers(0, 1), doc_id=st.sampled_from(SERVED_IDS), seed=st.integers(0, 10**9), after=st.floats(0, 3)
     )
+    @counted
     def kill_a_server_while_it_ingests(self, server: int, doc_id: str, seed: int, after: float) -> None:
         content = _content(seed, long=True)
         call = self.fleet.call_soon(
@@ -317,6 +341,7 @@ class OneStore(RuleBasedStateMachine):
         self.fleet.start(server)
 
     @rule(doc_id=st.sampled_from(SERVED_IDS), seed=st.integers(0, 10**9), after=st.floats(2, 10))
+    @counted
     def kill_a_shell_ingest(self, doc_id: str, seed: int, after: float) -> None:
         content = _content(seed, long=True)
         (self.home / "shell" / f"{doc_id}.md").write_text(content, encoding="utf-8")
