@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from sextant.kb.chunking import Chunk
-from sextant.kb.store import DocumentRecord
+from sextant.kb.stored import DocumentRecord
 
 Kind = Literal["text", "table", "overview"]
 

@@ -25,8 +25,9 @@ import numpy.typing as npt
 from sextant.kb.ann.live import LiveIndex
 from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
 from sextant.kb.lexical import LexicalIndex
-from sextant.kb.store import ChunkStore, StoredChunk
+from sextant.kb.store import ChunkStore
 from sextant.kb.store_lock import StoreLock
+from sextant.kb.stored import StoredChunk
 from sextant.settings import KbSettings
 
 log = logging.getLogger(__name__)

@@ -62,13 +62,7 @@ def follow_migration(kb: KnowledgeBase, embedder_name: str) -> None:
             raise StoreMigrated(embedder_name) from exc
         if settings.chunk_tokens > embedder.max_tokens:
             raise StoreMigrated(embedder_name)
-        store = ChunkStore.open(
-            path=settings.store_dir(),
-            url=settings.chroma_url,
-            embedder=embedder.name,
-            dim=embedder.dim,
-            database=settings.chroma_database,
-        )
+        store = ChunkStore.for_settings(settings, embedder.name, embedder.dim)
         old, encoder = kb.store, kb.searcher.embedder
         old.close()
         store.reload()  # the client this process had on the folder is closed now: read the segments afresh

@@ -7,21 +7,19 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from sextant.contract.results import (
-    DetailLevel,
     DocumentInfo,
     IngestOutcome,
     RerankerInfo,
-    SearchMode,
     SearchResult,
     SkippedPageInfo,
     Stats,
@@ -39,8 +37,9 @@ from sextant.kb.originals import Originals, is_pdf
 from sextant.kb.refusal import KnowledgeBaseError
 from sextant.kb.rerank import Reranker
 from sextant.kb.search import Searcher
-from sextant.kb.store import ChunkBatch, ChunkStore, DocumentRecord, StoredChunk
+from sextant.kb.store import ChunkStore
 from sextant.kb.store_lock import StoreLock
+from sextant.kb.stored import ChunkBatch, DocumentRecord, StoredChunk
 from sextant.settings import KbSettings
 
 log = logging.getLogger(__name__)
@@ -122,23 +121,13 @@ class KnowledgeBase:
         )
 
     @following_migrations
-    def search(
-        self,
-        query: str,
-        k: int = 5,
-        *,
-        doc_ids: Sequence[str] | None = None,
-        detail: DetailLevel = "snippets",
-        mode: SearchMode = "hybrid",
-        abstain: bool = True,
-        depth: int | None = None,
-    ) -> SearchResult:
-        """``Searcher.search``: rank passages for ``query``.
+    def search(self, query: str, k: int = 5, **options: Any) -> SearchResult:
+        """``Searcher.search``: rank passages for ``query`` (``options`` are its keyword arguments).
 
         Raises:
             KnowledgeBaseError: the query is empty, or ``mode`` is ``rerank`` but no cross-encoder is loaded.
         """
-        return self.searcher.search(query, k, doc_ids=doc_ids, detail=detail, mode=mode, abstain=abstain, depth=depth)
+        return self.searcher.search(query, k, **options)
 
     @classmethod
     def open(
@@ -178,13 +167,7 @@ class KnowledgeBase:
         # Under the lock other processes on this store write under: none is half-way through a write while the
         # store is opened and repaired, or while the BM25 cache is read.
         with StoreLock.for_folder(lock_folder(settings)).exclusive():
-            store = ChunkStore.open(
-                path=settings.store_dir(),
-                url=settings.chroma_url,
-                embedder=embedder.name,
-                dim=embedder.dim,
-                database=settings.chroma_database,
-            )
+            store = ChunkStore.for_settings(settings, embedder.name, embedder.dim)
             store.repair()
             lexical = LexicalIndex.open(lexical_dir(settings))
             return cls(settings, embedder, store, lexical, reranker, policy, query_encoder)

@@ -28,7 +28,8 @@ from sextant.kb.fusion import RRF_K, cap_per_document, reciprocal_rank_fusion, s
 from sextant.kb.lexical import LexicalHit, LexicalIndex, matched_terms
 from sextant.kb.refusal import KnowledgeBaseError
 from sextant.kb.rerank import Reranker
-from sextant.kb.store import ChunkStore, StoredChunk
+from sextant.kb.store import ChunkStore
+from sextant.kb.stored import StoredChunk
 from sextant.settings import DENSE_WEIGHT
 
 SNIPPET_CHARS = 320

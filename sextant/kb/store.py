@@ -13,10 +13,9 @@ before the commit removes what was written, so a half-ingested document never be
 from __future__ import annotations
 
 import functools
-import json
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
@@ -25,72 +24,16 @@ import numpy as np
 import numpy.typing as npt
 
 from sextant.kb.chroma_client import StoreError, close_client, open_client
-from sextant.kb.documents import PageSpan, SectionSpan
 from sextant.kb.live_collections import Collections, read_manifest
 from sextant.kb.reopen_gate import ReopenGate
+from sextant.kb.stored import ChunkBatch, DocumentRecord, StoredChunk, record_from, record_meta
+from sextant.settings import KbSettings
 
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
-OVERVIEW = "overview"
 # Chunk-collection metadata set on the pair a migration replaced: a process still holding it stops there.
 MIGRATED_TO = "migrated_to"
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentRecord:
-    """What the store knows about one document."""
-
-    id: str
-    title: str
-    source: str
-    category: str
-    content_hash: str
-    chunk_count: int
-    chars: int
-    about: str
-    ingested_at: str
-    text: str = ""
-    pages: tuple[PageSpan, ...] = ()
-    sections: tuple[SectionSpan, ...] = ()
-    overview: str = ""
-    file_hash: str = ""  # SHA-256 of the file's bytes, for a document read from disk: what sync compares
-
-    @property
-    def version(self) -> str:
-        """Names this version of the content; a change of content is a new version."""
-        return self.content_hash[:12]
-
-    def chunk_ids(self) -> list[str]:
-        ids = [chunk_id(self.id, self.content_hash, i) for i in range(self.chunk_count)]
-        return [*ids, self.overview_id()] if self.overview else ids
-
-    def overview_id(self) -> str:
-        """The overview's chunk id carries the content hash, so a new version never inherits the old overview."""
-        return chunk_id(self.id, self.content_hash, OVERVIEW)
-
-
-@dataclass(frozen=True, slots=True)
-class StoredChunk:
-    """A chunk as read back: text, citation metadata and (when asked for) its vector."""
-
-    id: str
-    text: str
-    meta: dict[str, Any]
-    vector: npt.NDArray[np.float32] | None = None
-
-    @property
-    def doc_id(self) -> str:
-        return str(self.meta["doc_id"])
-
-
-@dataclass(slots=True)
-class ChunkBatch:
-    """The chunks of one document, ready to write."""
-
-    texts: list[str] = field(default_factory=list)
-    metas: list[dict[str, Any]] = field(default_factory=list)
-    vectors: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros((0, 0), np.float32))
 
 
 class StoreMigrated(StoreError):
@@ -125,14 +68,6 @@ def _store_call(method: Callable[Concatenate[ChunkStore, P], R]) -> Callable[Con
                 raise
 
     return inside
-
-
-def chunk_id(doc_id: str, content_hash: str, index: int | str) -> str:
-    """Chunk ids carry the content hash, so a re-ingest never overwrites the live version in place.
-
-    Only URI-unreserved characters, so an id can stand in ``kb://chunks/{id}`` as it is.
-    """
-    return f"{doc_id}~{content_hash[:12]}~{index}"
 
 
 class ChunkStore:
@@ -190,6 +125,16 @@ class ChunkStore:
         """
         reopen = None if url else partial(open_client, path=path, url=None)
         return cls(open_client(path=path, url=url, database=database), embedder, dim, reopen=reopen)
+
+    @classmethod
+    def for_settings(cls, settings: KbSettings, embedder: str, dim: int) -> ChunkStore:
+        """The store ``settings`` name (a folder, or a server and database), for ``embedder``'s vectors.
+
+        Raises:
+            StoreError: the server cannot be reached, or the store does not fit this embedder.
+        """
+        url, database = settings.chroma_url, settings.chroma_database
+        return cls.open(path=settings.store_dir(), url=url, embedder=embedder, dim=dim, database=database)
 
     @classmethod
     def open_as_built(cls, client: Any, collections: Collections) -> ChunkStore:
@@ -335,7 +280,7 @@ class ChunkStore:
         if not got["ids"]:
             return None
         text = got["documents"][0] if with_text and got["documents"] else ""
-        return _record_from(doc_id, got["metadatas"][0], text or "")
+        return record_from(doc_id, got["metadatas"][0], text or "")
 
     @_store_call
     def live_chunk_ids(self, doc_ids: Iterable[str]) -> set[str]:
@@ -345,13 +290,13 @@ class ChunkStore:
             return set()
         got = self._docs.get(ids=ids, include=["metadatas"])
         return {
-            cid for i, m in zip(got["ids"], got["metadatas"], strict=True) for cid in _record_from(i, m, "").chunk_ids()
+            cid for i, m in zip(got["ids"], got["metadatas"], strict=True) for cid in record_from(i, m, "").chunk_ids()
         }
 
     @_store_call
     def list_documents(self) -> list[DocumentRecord]:
         got = self._docs.get(include=["metadatas"])
-        records = [_record_from(i, m, "") for i, m in zip(got["ids"], got["metadatas"], strict=True)]
+        records = [record_from(i, m, "") for i, m in zip(got["ids"], got["metadatas"], strict=True)]
         return sorted(records, key=lambda r: r.id)
 
     @_store_call
@@ -389,7 +334,7 @@ class ChunkStore:
                 ids=[record.id],
                 embeddings=[centroid],
                 documents=[record.text],
-                metadatas=[_record_meta(record)],
+                metadatas=[record_meta(record)],
             )
         except Exception as exc:
             current = self.get_document(record.id)
@@ -415,7 +360,7 @@ class ChunkStore:
         cid = record.overview_id()
         try:
             self._chunks.upsert(ids=[cid], embeddings=[vector], documents=[text], metadatas=[meta])
-            self._docs.update(ids=[record.id], metadatas=[_record_meta(replace(record, overview=text))])
+            self._docs.update(ids=[record.id], metadatas=[record_meta(replace(record, overview=text))])
         except Exception as exc:
             if not record.overview:
                 self._delete_chunks([cid])
@@ -478,7 +423,7 @@ class ChunkStore:
         vectors = [c.vector for c in self.get_chunks(ids, vectors=True) if c.vector is not None]
         centroid = _unit(np.mean(vectors, axis=0).astype(np.float32)) if vectors else np.zeros(self._dim, np.float32)
         self._docs.upsert(
-            ids=[record.id], embeddings=[centroid], documents=[record.text], metadatas=[_record_meta(record)]
+            ids=[record.id], embeddings=[centroid], documents=[record.text], metadatas=[record_meta(record)]
         )
 
     @_store_call
@@ -545,40 +490,3 @@ def _doc_filter(doc_ids: Sequence[str] | None) -> dict[str, Any] | None:
 def _unit(v: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     norm = float(np.linalg.norm(v))
     return cast(npt.NDArray[np.float32], (v / norm).astype(np.float32)) if norm > 0 else v
-
-
-def _record_meta(record: DocumentRecord) -> dict[str, Any]:
-    return {
-        "title": record.title,
-        "source": record.source,
-        "category": record.category,
-        "content_hash": record.content_hash,
-        "chunk_count": record.chunk_count,
-        "chars": record.chars,
-        "about": record.about,
-        "ingested_at": record.ingested_at,
-        "page_count": len(record.pages),
-        "pages": json.dumps([asdict(p) for p in record.pages]),
-        "sections": json.dumps([asdict(s) for s in record.sections]),
-        "overview": record.overview,
-        "file_hash": record.file_hash,
-    }
-
-
-def _record_from(doc_id: str, meta: dict[str, Any], text: str) -> DocumentRecord:
-    return DocumentRecord(
-        id=doc_id,
-        title=str(meta.get("title", doc_id)),
-        source=str(meta.get("source", "")),
-        category=str(meta.get("category", "")),
-        content_hash=str(meta["content_hash"]),
-        chunk_count=int(meta["chunk_count"]),
-        chars=int(meta.get("chars", 0)),
-        about=str(meta.get("about", "")),
-        ingested_at=str(meta.get("ingested_at", "")),
-        text=text,
-        pages=tuple(PageSpan(**p) for p in json.loads(meta.get("pages") or "[]")),
-        sections=tuple(SectionSpan(**s) for s in json.loads(meta.get("sections") or "[]")),
-        overview=str(meta.get("overview") or ""),
-        file_hash=str(meta.get("file_hash") or ""),
-    )

@@ -35,7 +35,8 @@ from sextant.kb.documents import LoadedDocument, LoadError
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for, uri_safe_id
 from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.loaders import supported_files
-from sextant.kb.store import DocumentRecord, StoreError
+from sextant.kb.store import StoreError
+from sextant.kb.stored import DocumentRecord
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,8 @@ import numpy as np
 
 from sextant.kb.derived_indexes import DerivedIndexes, lexical_dir
 from sextant.kb.lexical import LexicalIndex
-from sextant.kb.store import ChunkBatch, ChunkStore, DocumentRecord, chunk_id
+from sextant.kb.store import ChunkStore
+from sextant.kb.stored import ChunkBatch, DocumentRecord, chunk_id
 from sextant.settings import KbSettings
 
 EMBEDDER, DIM = "all-MiniLM-L6-v2", 384

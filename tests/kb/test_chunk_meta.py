@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from sextant.kb.chunk_meta import ChunkMeta
 from sextant.kb.chunking import Chunk
 from sextant.kb.documents import PageSpan
-from sextant.kb.store import DocumentRecord
+from sextant.kb.stored import DocumentRecord
 
 RECORD = DocumentRecord(
     id="manual", title="Manual", source="manual.pdf", category="howto", content_hash="0" * 64,

@@ -13,7 +13,8 @@ from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.lexical import LexicalIndex
-from sextant.kb.store import ChunkStore, StoredChunk
+from sextant.kb.store import ChunkStore
+from sextant.kb.stored import StoredChunk
 from sextant.settings import KbSettings
 from tests.conftest import REPO
 from tests.kb.random_writes import write_random

@@ -9,7 +9,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 
-from sextant.kb.store import ChunkBatch, ChunkStore, DocumentRecord, StoreError
+from sextant.kb.store import ChunkStore, StoreError
+from sextant.kb.stored import ChunkBatch, DocumentRecord
 
 DIM = 8
 

@@ -18,7 +18,7 @@ from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase, document_id_for, uri_safe_id
 from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.loaders import supported_files
-from sextant.kb.store import DocumentRecord
+from sextant.kb.stored import DocumentRecord
 from sextant.kb.sync import Action, StoredFile, SyncError, apply, check_roots, plan, plan_for, stored_files
 from sextant.settings import KbSettings
 

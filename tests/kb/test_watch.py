@@ -27,7 +27,7 @@ from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase, document_id_for, uri_safe_id
 from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.server import create_server
-from sextant.kb.store import DocumentRecord
+from sextant.kb.stored import DocumentRecord
 from sextant.kb.sync import Done, SyncError
 from sextant.kb.watch import Pass, Watcher, watching
 from tests.kb.kb_process import server_command, server_environment
