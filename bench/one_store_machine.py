@@ -5,6 +5,9 @@ store and on a ``chroma run`` server, and reports steps taken, steps by rule, an
 (Hypothesis then prints the shortest sequence of steps that reproduces it).
 
     python bench/one_store_machine.py --examples 20 --steps 25 --json bench/out/one_store_machine.json
+
+A run takes hours; to keep working meanwhile, run it from a worktree of its own (``git worktree add``), whose
+code its processes then use.
 """
 
 from __future__ import annotations
@@ -67,15 +70,19 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     results: dict[str, Any] = {}
+    # The processes run this checkout's code, whatever the environment has installed (a run takes hours: the
+    # checkout it measures can be a worktree of its own, left alone meanwhile).
+    here = {"PYTHONPATH": str(REPO)}
     for store in args.stores:
         if store == "embedded":
-            results[store] = run(OneStore, args.examples, args.steps)
+            results[store] = run(type("OneStoreHere", (OneStore,), {"extra_env": here}), args.examples, args.steps)
         else:
             with (
                 tempfile.TemporaryDirectory(prefix="sextant-machine-chroma-") as data,
                 running_chroma(Path(data)) as url,
             ):
-                on_server = type("OneStoreOnAServer", (OneStore,), {"extra_env": {"SEXTANT_CHROMA_URL": url}})
+                env = {**here, "SEXTANT_CHROMA_URL": url}
+                on_server = type("OneStoreOnAServer", (OneStore,), {"extra_env": env})
                 results[store] = run(on_server, args.examples, args.steps)
         r = results[store]
         print(f"{store}: {r['steps']} steps in {r['seconds']} s, {'FAILED' if r['failure'] else 'no failure'}")

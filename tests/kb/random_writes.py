@@ -3,6 +3,7 @@ process's writer such as ``sextant-ingest`` would: ``python -m tests.kb.random_w
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from pathlib import Path
 
@@ -21,7 +22,8 @@ def write_random(store: ChunkStore, indexes: DerivedIndexes, doc_id: str, chunks
     """Store ``doc_id`` with ``chunks`` chunks of seeded random vectors; returns their ids."""
     content_hash = f"{doc_id:0<12}"
     record = DocumentRecord(doc_id, doc_id, "", "", content_hash, chunks, chunks, "", "")
-    vectors = np.random.default_rng(sum(map(ord, doc_id))).standard_normal((chunks, DIM)).astype(np.float32)
+    seed = int.from_bytes(hashlib.sha256(doc_id.encode()).digest()[:8], "big")  # distinct ids, distinct vectors
+    vectors = np.random.default_rng(seed).standard_normal((chunks, DIM)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     metas = [{"doc_id": doc_id, "title": doc_id, "start": 0, "end": 1, "kind": "text"} for _ in range(chunks)]
     texts = [f"{doc_id} chunk {i}" for i in range(chunks)]
