@@ -68,18 +68,21 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         yield Served(url=url, writer=writer, reader=reader, stderr=lines, home=home)
 
 
-@pytest.fixture(scope="module")
-def replicas(tmp_path_factory: pytest.TempPathFactory, chroma_url: str) -> Iterator[tuple[str, str, str]]:  # noqa: F811
-    """Two servers on one Chroma server, each with its own folder (BM25 cache) as on two machines, sharing one
-    tokens file: their URLs and a write token."""
+@pytest.fixture(scope="module", params=["one folder", "a chroma server"])
+def replicas(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, str, str]]:
+    """Two servers sharing one tokens file, on one store folder (one machine), or on one Chroma server each with
+    its own folder (BM25 cache) as on two machines: their URLs and a write token."""
     tokens = tmp_path_factory.mktemp("kb-tokens") / "kb-tokens.json"
     writer = TokenStore(tokens).mint("writer")
-    shared = {
-        "SEXTANT_CHROMA_URL": chroma_url,
-        "SEXTANT_KB_TOKENS_FILE": str(tokens),
+    shared = {"SEXTANT_KB_TOKENS_FILE": str(tokens)}
+    if request.param == "one folder":  # each sees the other's writes at its next search (the store's lock)
+        shared["SEXTANT_CHROMA_DIR"] = str(tmp_path_factory.mktemp("kb-one-store") / "store")
+    else:
+        shared["SEXTANT_CHROMA_URL"] = request.getfixturevalue("chroma_url")
         # Each search checks the store for the other's writes (by default at most every 2 s).
-        "SEXTANT_LEXICAL_REFRESH_S": "0",
-    }
+        shared["SEXTANT_LEXICAL_REFRESH_S"] = "0"
     with (
         _serving(tmp_path_factory.mktemp("kb-a"), shared) as (a, _),
         _serving(tmp_path_factory.mktemp("kb-b"), shared) as (b, _),
