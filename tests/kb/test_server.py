@@ -238,7 +238,7 @@ async def test_the_servers_own_failures_are_protocol_errors_named_in_its_log_not
 
     async with Client(create_server(kb)) as client:
         monkeypatch.setattr(kb, "search", store_gone)
-        with caplog.at_level(logging.ERROR, logger="sextant.kb.server"), pytest.raises(MCPError) as failed:
+        with caplog.at_level(logging.ERROR, logger="sextant.kb.mcp.context"), pytest.raises(MCPError) as failed:
             await client.call_tool("kb_search", {"query": "espresso"})
         assert failed.value.error.code == INTERNAL_ERROR
         assert "kb_search failed: the knowledge base's store: the store's collection" in failed.value.error.message
