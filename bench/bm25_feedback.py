@@ -32,9 +32,10 @@ from sextant.evals import beir
 from sextant.evals.cli import golden_sets
 from sextant.evals.golden import load_golden
 from sextant.evals.harness import evaluate
+from sextant.kb.analyzer import tokenize
 from sextant.kb.embeddings import quiet_model_loading
 from sextant.kb.knowledge_base import KnowledgeBase
-from sextant.kb.lexical import LexicalHit, LexicalIndex, tokenize
+from sextant.kb.lexical import LexicalHit, LexicalIndex
 from sextant.settings import KbSettings
 
 ORIGINAL = LexicalIndex.search

@@ -51,12 +51,11 @@ from typing import Any, Literal
 
 import bm25s
 import numpy as np
-import Stemmer
-from bm25s.stopwords import STOPWORDS_EN
 
+from sextant.kb.analyzer import TOKENIZER, content_words, matched_terms, stem_words, tokenize
 from sextant.kb.bm25_scoring import VARIANTS, score_matrix
 
-__all__ = ["METHODS", "LexicalHit", "LexicalIndex", "Method", "matched_terms", "tokenize"]
+__all__ = ["METHODS", "LexicalHit", "LexicalIndex", "Method"]
 
 _log = logging.getLogger(__name__)
 
@@ -67,49 +66,6 @@ FORMAT = "sextant.lexical"
 FORMAT_VERSION = 1
 _MANIFEST = "manifest.json"
 _SNAPSHOT_NAME = re.compile(r"snap-\d+-[0-9a-f]+")
-
-# The same splitter, stopwords and stemmer as `bm25s.tokenize(..., stopwords="en", stemmer=...)`, so
-# scores match bm25s run directly (and the published BEIR numbers it reproduces). bm25s splits with
-# r"(?u)\b\w\w+\b"; a greedy \w\w+ finds the same maximal runs, a quarter faster.
-_WORD = re.compile(r"\w\w+")
-_STOPWORDS = frozenset(STOPWORDS_EN)
-_TOKENIZER = {
-    "pattern": _WORD.pattern,
-    "lowercase": True,
-    "stopwords": sorted(_STOPWORDS),
-    "stemmer": "snowball-english",
-    "pystemmer": Stemmer.version(),  # a new Snowball release may stem differently: re-tokenize
-}
-_local = threading.local()  # PyStemmer objects must not be shared between threads
-
-
-def _stem_words(words: list[str]) -> list[str]:
-    stemmer = getattr(_local, "stemmer", None)
-    if stemmer is None:
-        stemmer = _local.stemmer = Stemmer.Stemmer("english")
-    stems: list[str] = stemmer.stemWords(words)
-    return stems
-
-
-def _content_words(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
-
-
-def tokenize(text: str) -> list[str]:
-    """Lowercase, split into words of 2+ word characters, drop English stopwords, Snowball-stem."""
-    return _stem_words(_content_words(text))
-
-
-def matched_terms(query: str, text: str) -> list[str]:
-    """The query's content words, as the query spells them, whose stems occur in ``text``; no repeats."""
-    in_text = set(tokenize(text))
-    first: dict[str, str] = {}  # lowercased word -> its first spelling in the query
-    for word in _WORD.findall(query):
-        lower = word.lower()
-        if lower not in _STOPWORDS:
-            first.setdefault(lower, word)
-    stems = _stem_words(list(first))
-    return [word for word, stem in zip(first.values(), stems, strict=True) if stem in in_text]
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,9 +168,9 @@ class LexicalIndex:
         new_ids, new_texts = list(latest), list(latest.values())
         # Tokenize before taking the lock, so searches are not held up. Each distinct word of the batch
         # is stemmed once; first-seen order keeps term ids deterministic.
-        words = [_content_words(text) for text in new_texts]
+        words = [content_words(text) for text in new_texts]
         distinct = list(dict.fromkeys(chain.from_iterable(words)))
-        stems = _stem_words(distinct)
+        stems = stem_words(distinct)
         with self._lock:
             self._drop([i for i in new_ids if i in self._rows])
             vocab = self._vocab
@@ -371,7 +327,7 @@ class LexicalIndex:
             raise _Corrupt(f"{_MANIFEST} is not a {FORMAT} manifest")
         if manifest.get("version") != FORMAT_VERSION:
             raise _Corrupt(f"format version {manifest.get('version')!r}, this code reads {FORMAT_VERSION}")
-        if manifest.get("tokenizer") != _TOKENIZER:
+        if manifest.get("tokenizer") != TOKENIZER:
             raise _Corrupt("the index was tokenized differently (other stopwords or stemmer version)")
         generation = manifest["generation"]
         snapshot = manifest["snapshot"]
@@ -444,7 +400,7 @@ class LexicalIndex:
                     "scoring": {"method": self.method, "k1": self.k1, "b": self.b},
                     "bm25s": built is not None,
                     "bm25s_version": bm25s.__version__,
-                    "tokenizer": _TOKENIZER,
+                    "tokenizer": TOKENIZER,
                 }
                 _write_json(tmp, manifest)
                 _fsync_tree(tmp)

@@ -21,11 +21,12 @@ import numpy as np
 
 from sextant.contract.results import DetailLevel, Fusion, Hit, ScoredBy, Scores, SearchMode, SearchResult
 from sextant.kb.abstention import AbstentionRule
+from sextant.kb.analyzer import matched_terms
 from sextant.kb.ann.live import LiveIndex
 from sextant.kb.chunk_meta import ChunkMeta
 from sextant.kb.embeddings import Embedder
 from sextant.kb.fusion import RRF_K, cap_per_document, reciprocal_rank_fusion, score_fusion
-from sextant.kb.lexical import LexicalHit, LexicalIndex, matched_terms
+from sextant.kb.lexical import LexicalHit, LexicalIndex
 from sextant.kb.refusal import KnowledgeBaseError
 from sextant.kb.rerank import Reranker
 from sextant.kb.store import ChunkStore

@@ -13,14 +13,14 @@ from pathlib import Path
 import bm25s
 import numpy as np
 import pytest
-import Stemmer
-from hypothesis import given, settings
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from rank_bm25 import BM25Okapi
 
 from sextant.kb import lexical
-from sextant.kb.lexical import METHODS, LexicalHit, LexicalIndex, Method, matched_terms, tokenize
+from sextant.kb.analyzer import tokenize
+from sextant.kb.lexical import METHODS, LexicalHit, LexicalIndex, Method
 
 # Words whose stems are all distinct, so df is easy to reason about.
 WORDS = [
@@ -53,40 +53,6 @@ def build(texts: list[str], directory: Path | None = None, **kwargs: object) -> 
 
 def all_scores(index: LexicalIndex, query: str) -> dict[str, float]:
     return {h.id: h.score for h in index.search(query, k=max(len(index), 1))}
-
-
-# --- tokenizer ------------------------------------------------------------------------------------
-
-
-def bm25s_tokens(text: str) -> list[str]:
-    out = bm25s.tokenize(
-        [text], stopwords="en", stemmer=Stemmer.Stemmer("english"), return_ids=False, show_progress=False
-    )
-    return list(out[0])
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "The Running dogs, and THE cats!",
-        "a I x y_z 42 4.2 e-mail café naïve İstanbul ﬁnance",
-        "it is not the thing that was",
-        "",
-        "über-schnell déjà vu — 中文 测试",
-    ],
-)
-def test_tokenize_is_bm25s_tokenize(text: str) -> None:
-    assert tokenize(text) == bm25s_tokens(text)
-
-
-@settings(max_examples=200, derandomize=True, database=None)
-@given(st.text(max_size=60))
-def test_tokenize_is_bm25s_tokenize_on_any_text(text: str) -> None:
-    assert tokenize(text) == bm25s_tokens(text)
-
-
-def test_tokenize_stems_and_drops_stopwords() -> None:
-    assert tokenize("The cats are Running into the garden") == ["cat", "run", "garden"]
 
 
 # --- scores ---------------------------------------------------------------------------------------
@@ -192,14 +158,6 @@ def test_scores_are_the_searchs_for_any_chunk_however_low() -> None:
     assert LexicalIndex().scores("apple", ["d0"]) == {"d0": 0.0}
 
 
-def test_matched_terms_reports_surface_words() -> None:
-    text = "The dog runs after two cats in the garden."
-    assert matched_terms("Running CATS and the Dogs, running!", text) == ["Running", "CATS", "Dogs"]
-    assert matched_terms("the of and", text) == []
-    assert matched_terms("zebra", text) == []
-    assert LexicalIndex().matched_terms("garden", text) == ["garden"]
-
-
 def test_bad_arguments_are_refused() -> None:
     with pytest.raises(ValueError, match="method"):
         LexicalIndex(method="bm25x")  # type: ignore[arg-type]
@@ -280,13 +238,13 @@ def test_an_update_tokenizes_only_the_new_chunks(tmp_path: Path, monkeypatch: py
     build(random_corpus(seed=2, n_docs=30), tmp_path / "lex").save()
     reopened = LexicalIndex.open(tmp_path / "lex")
     seen: list[str] = []
-    real = lexical._content_words
+    real = lexical.content_words
 
     def counting(text: str) -> list[str]:
         seen.append(text)
         return real(text)
 
-    monkeypatch.setattr(lexical, "_content_words", counting)
+    monkeypatch.setattr(lexical, "content_words", counting)
     reopened.add(["new"], ["kiwi kiwi lemon"])
     reopened.remove(["d0"])
     assert seen == ["kiwi kiwi lemon"]
