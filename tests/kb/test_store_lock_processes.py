@@ -183,17 +183,18 @@ WORDS = (  # noqa: SIM905 - a word list reads better as prose
 ).split()
 SERVED_IDS = ("doc-a", "doc-b", "doc-c")  # written through the servers and from the shell
 SYNCED_IDS = ("sync-a", "sync-b")  # files of the folder `sextant-ingest --sync` mirrors
-LONG_PARAGRAPHS = 30  # a document long enough (about as many chunks) that a kill can land while it is written
+LONG_PARAGRAPHS = 100  # about 8 chunks: long enough that a kill can land while they are embedded and written
 
 
-def _content(seed: int, *, long: bool = False) -> str:
-    """A distinct text: 14 words drawn by ``seed``, the first five of which name the version, repeated for a long
-    document so that most of its chunks are written before the end."""
-    rng = random.Random(seed)
+def _content(doc_id: str, seed: int, *, long: bool = False) -> str:
+    """A distinct text: 14 words drawn by ``doc_id`` and ``seed`` (two documents never share a text), which name
+    the version; for a long document (so that a kill can land while it is written) the same words again in each
+    numbered paragraph, so that every chunk of it still means what the 14 words mean."""
+    rng = random.Random(f"{doc_id}:{seed}")
     words = " ".join(rng.sample(WORDS, 14))
     if not long:
         return words
-    return "\n\n".join(f"{words} paragraph {rng.choice(WORDS)} {n}" for n in range(LONG_PARAGRAPHS))
+    return "\n\n".join(f"{words} {n}" for n in range(LONG_PARAGRAPHS))
 
 
 def _signature(content: str) -> str:
@@ -258,7 +259,7 @@ class OneStore(RuleBasedStateMachine):
     @rule(server=st.integers(0, 1), doc_id=st.sampled_from(SERVED_IDS), seed=st.integers(0, 10**9))
     @counted
     def ingest_through_a_server(self, server: int, doc_id: str, seed: int) -> None:
-        content = _content(seed)
+        content = _content(doc_id, seed)
         result = self.fleet.call(
             server, "kb_ingest", {"documents": [{"id": doc_id, "title": doc_id, "content": content}]}
         )
@@ -268,7 +269,7 @@ class OneStore(RuleBasedStateMachine):
     @rule(doc_id=st.sampled_from(SERVED_IDS), seed=st.integers(0, 10**9))
     @counted
     def ingest_from_the_shell(self, doc_id: str, seed: int) -> None:
-        content = _content(seed)
+        content = _content(doc_id, seed)
         (self.home / "shell" / f"{doc_id}.md").write_text(content, encoding="utf-8")
         done = self.fleet.shell("sextant-ingest", f"shell/{doc_id}.md")
         assert done.returncode == 0, done.stderr
@@ -278,7 +279,7 @@ class OneStore(RuleBasedStateMachine):
     @counted
     def two_shell_ingests_start_at_once(self, first: str, second: str, seed: int) -> None:
         assume(first != second)
-        contents = {first: _content(seed), second: _content(seed + 1)}
+        contents = {first: _content(first, seed), second: _content(second, seed)}
         for doc_id, content in contents.items():
             (self.home / "shell" / f"{doc_id}.md").write_text(content, encoding="utf-8")
         running = [self.fleet.shell_soon("sextant-ingest", f"shell/{doc_id}.md") for doc_id in contents]
@@ -301,11 +302,11 @@ class OneStore(RuleBasedStateMachine):
     @counted
     def sync_a_folder(self, kept: set[str], seed: int) -> None:
         folder = self.home / "synced"
-        for n, doc_id in enumerate(SYNCED_IDS):
+        for doc_id in SYNCED_IDS:
             path = folder / f"{doc_id}.md"
             if doc_id in kept:
                 if doc_id not in self.documents or seed % 2:  # a new file, or an edit
-                    path.write_text(_content(seed + n), encoding="utf-8")
+                    path.write_text(_content(doc_id, seed), encoding="utf-8")
             else:
                 path.unlink(missing_ok=True)
         done = self.fleet.shell("sextant-ingest", "--sync", str(folder))
@@ -329,7 +330,7 @@ class OneStore(RuleBasedStateMachine):
     )
     @counted
     def kill_a_server_while_it_ingests(self, server: int, doc_id: str, seed: int, after: float) -> None:
-        content = _content(seed, long=True)
+        content = _content(doc_id, seed, long=True)
         call = self.fleet.call_soon(
             server, "kb_ingest", {"documents": [{"id": doc_id, "title": doc_id, "content": content}]}
         )
@@ -343,7 +344,7 @@ class OneStore(RuleBasedStateMachine):
     @rule(doc_id=st.sampled_from(SERVED_IDS), seed=st.integers(0, 10**9), after=st.floats(2, 10))
     @counted
     def kill_a_shell_ingest(self, doc_id: str, seed: int, after: float) -> None:
-        content = _content(seed, long=True)
+        content = _content(doc_id, seed, long=True)
         (self.home / "shell" / f"{doc_id}.md").write_text(content, encoding="utf-8")
         proc = self.fleet.shell_soon("sextant-ingest", f"shell/{doc_id}.md")
         time.sleep(after)
