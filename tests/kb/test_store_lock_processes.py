@@ -23,7 +23,7 @@ from typing import Any, ClassVar, TypeVar, cast
 import pytest
 from hypothesis import HealthCheck, assume, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 from mcp import Client, StdioServerParameters
 
 from sextant.kb.embeddings import Embedder
@@ -289,14 +289,17 @@ class OneStore(RuleBasedStateMachine):
         for doc_id, content in contents.items():
             self._stored(doc_id, content)
 
-    @precondition(lambda self: any(d in self.documents for d in SERVED_IDS))
-    @rule(data=st.data())
+    # No precondition on what is stored: whether a killed write landed is not Hypothesis's to replay, so which
+    # rules can run must not depend on it.
+    @rule(doc_id=st.sampled_from(SERVED_IDS))
     @counted
-    def forget_from_the_shell(self, data: st.DataObject) -> None:
-        doc_id = data.draw(st.sampled_from(sorted(d for d in self.documents if d in SERVED_IDS)))
+    def forget_from_the_shell(self, doc_id: str) -> None:
         done = self.fleet.shell("sextant-forget", doc_id, "-y")
-        assert done.returncode == 0, done.stderr
-        self._removed(doc_id)
+        if doc_id in self.documents:
+            assert done.returncode == 0, done.stderr
+            self._removed(doc_id)
+        else:
+            assert done.returncode == 1 and f"no document with id {doc_id!r}" in done.stderr, done.stderr
 
     @rule(kept=st.sets(st.sampled_from(SYNCED_IDS)), seed=st.integers(0, 10**9))
     @counted
@@ -394,11 +397,14 @@ class OneStore(RuleBasedStateMachine):
         return None
 
 
+# No example database: a replayed sequence of steps over real processes need not end as it did (a kill lands
+# before a write or after it).
 MACHINE_SETTINGS = settings(
     max_examples=2,
     stateful_step_count=12,
     deadline=None,
     suppress_health_check=list(HealthCheck),
+    database=None,
 )
 
 
