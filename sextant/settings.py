@@ -21,8 +21,9 @@ from sextant.contract.results import Fusion
 LEGACY_PREFIX = "AGENTICRAG_"
 
 
-# The weights an embedder runs in (``Embedder``, ``SEXTANT_EMBED_PRECISION``).
-EmbedPrecision = Literal["fp32", "bf16"]
+# The weights an embedder runs in (``Embedder``, ``SEXTANT_EMBED_PRECISION``): int8 is the ONNX copy of the
+# packaged MiniLM, auto is fp32 where torch is installed and int8 where it is not.
+EmbedPrecision = Literal["auto", "fp32", "bf16", "int8"]
 
 
 def default_threads() -> int:
@@ -96,10 +97,12 @@ class KbSettings(SharedSettings):
         "packaged offline copy when installed.",
     )
     embed_precision: EmbedPrecision = Field(
-        default="fp32",
-        description="Weights of the embedder (and query encoder) in fp32, or in bf16 where the CPU computes it "
+        default="auto",
+        description="Weights of the embedder (and query encoder): fp32 under torch; bf16 where the CPU computes it "
         "natively (avx512_bf16 or AMX): EmbeddingGemma ingests 2.3x faster, vectors within cosine 0.998 of fp32 "
-        "(learning/embedding-gemma.md). A store may be queried in either precision.",
+        "(learning/embedding-gemma.md); int8, the packaged all-MiniLM-L6-v2 under onnxruntime without torch "
+        "(learning/light-install.md). auto: fp32 where torch is installed, else int8. A store may be queried in "
+        "any precision of its embedder.",
     )
     query_encoder: str | None = Field(
         default=None,

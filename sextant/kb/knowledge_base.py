@@ -451,6 +451,7 @@ class KnowledgeBase:
             documents=self.store.document_count(),
             chunks=self.store.chunk_count(),
             embedder=self.embedder.name,
+            embedder_runtime=f"{self.embedder.runtime} {self.embedder.precision}",
             query_encoder=self.searcher.embedder.name if self.searcher.embedder is not self.embedder else None,
             dimension=self.embedder.dim,
             chunk_tokens=self.chunking.target,

@@ -25,7 +25,7 @@ def available() -> str | None:
         import faiss  # noqa: F401
         import hnswlib  # noqa: F401
     except ImportError as exc:
-        return f"{exc}; install the dev extra: pip install -e '.[dev]'"
+        return f"{exc}; install the lab extra: pip install 'sextant-kb[lab]'"
     return None
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from sextant.kb.ann.base import AnnIndex, IndexFormatError, Metric
+from sextant.kb.refusal import KnowledgeBaseError
 
 Kind = Literal["flat", "hnsw", "ivfpq", "ivfpq_rerank"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
@@ -21,7 +22,19 @@ def index_class(kind: str) -> type[AnnIndex]:
 
     Raises:
         ValueError: an unknown kind.
+        KnowledgeBaseError: the kind needs numba (the ``lab`` extra), which is not installed.
     """
+    try:
+        return _index_class(kind)
+    except ModuleNotFoundError as exc:
+        if exc.name != "numba":
+            raise
+        raise KnowledgeBaseError(
+            f"the {kind} index is compiled with numba, which is not installed: pip install 'sextant-kb[lab]'"
+        ) from exc
+
+
+def _index_class(kind: str) -> type[AnnIndex]:
     if kind == "flat":
         from sextant.kb.ann.flat import FlatIndex
 
