@@ -27,6 +27,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from sextant.contract.meta import REQUEST_ID_META, WORKSPACE_META
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.loader_sandbox import BoundedParser
+from sextant.kb.mcp import client_log
 from sextant.kb.refusal import KnowledgeBaseError
 from sextant.kb.remote.access import http_principal
 from sextant.kb.store import StoreError
@@ -122,7 +123,11 @@ class Tools:
             if retained and self.retention:
                 description += f"\n\n{self.retention}"
             self.server.add_tool(
-                _failures_as_errors(name, fn), name=name, title=title, description=description, annotations=annotations
+                _failures_as_errors(name, client_log.forwarding(fn)),
+                name=name,
+                title=title,
+                description=description,
+                annotations=annotations,
             )
             return fn
 

@@ -1,10 +1,12 @@
 """The one place the server reaches past ``MCPServer`` into the SDK's low-level server.
 
-Two requests need what ``MCPServer``'s own handlers do not give (python-sdk 2.3): ``completion/complete``'s
-handler gets no request context, so it cannot see which workspace the request names in ``_meta``; and
-``resources/list`` lists only resources registered up front, while every stored document is a resource. Both
-are registered on ``_lowlevel_server`` until the SDK passes the context to completion handlers and lets a
-server list resources of its own.
+Three requests need what ``MCPServer``'s own handlers do not give (python-sdk 2.3): ``completion/complete``'s
+handler gets no request context, so it cannot see which workspace the request names in ``_meta``;
+``resources/list`` lists only resources registered up front, while every stored document is a resource; and
+``logging/setLevel``, which 2025-era clients still send, has no ``MCPServer`` handler since 2026-07-28 removed
+it (its low-level constructor argument is deprecated). All are registered on ``_lowlevel_server`` until the
+SDK passes the context to completion handlers, lets a server list resources of its own, and answers
+``logging/setLevel`` for handshake-era connections.
 """
 
 from __future__ import annotations
@@ -25,18 +27,22 @@ from mcp_types import (
     PromptReference,
     Resource,
     ResourceTemplateReference,
+    SetLevelRequestParams,
 )
 
 from sextant.kb.completions import document_ids, page_numbers
 from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.kb.mcp import client_log
 from sextant.kb.mcp.context import KbContext, Server, store_named
 from sextant.kb.mcp.read import DOCUMENT_URI, PAGE_URI
 
 
 def register(server: Server) -> None:
-    """Answer ``completion/complete`` and ``resources/list`` for the workspace each request names."""
+    """Answer ``completion/complete`` and ``resources/list`` for the workspace each request names, and
+    ``logging/setLevel`` for the connection that sends it."""
     server._lowlevel_server.add_request_handler("completion/complete", CompleteRequestParams, _complete)
     server._lowlevel_server.add_request_handler("resources/list", PaginatedRequestParams, _list_documents)
+    server._lowlevel_server.add_request_handler("logging/setLevel", SetLevelRequestParams, client_log.set_level)
 
 
 def _knowledge_base(ctx: ServerRequestContext[KbContext, Any]) -> KnowledgeBase:

@@ -1,7 +1,8 @@
 """``sextant-kb --http``: MCP's Streamable HTTP transport at ``/mcp``, for remote and team use.
 
 Layers, outermost first: a browser ``Origin`` not on the allowlist gets 403 (requests without one, from
-programs rather than web pages, pass); CORS for the allowed origins; the bearer token, checked by the
+programs rather than web pages, pass, and a loopback server accepts the machine's own pages); CORS for the
+accepted origins; the bearer token, checked by the
 SDK's ``BearerAuthBackend`` against our ``TokenStore``. Behind them, ``/mcp`` answers 401 with
 ``WWW-Authenticate: Bearer ... resource_metadata="..."`` without a valid token, and the OAuth 2.0
 Protected Resource Metadata (RFC 9728) is public at ``/.well-known/oauth-protected-resource`` and its
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import re
 import socket
 import sys
 from dataclasses import dataclass
@@ -48,6 +50,11 @@ MCP_PATH = "/mcp"
 ENVELOPE_BYTES = 64 * 1024
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"]
+# Pages this machine serves: a loopback server accepts them (the token still decides), as the MCP specification's
+# DNS-rebinding guidance expects; a rebinding page arrives with its own, foreign, origin. The regular expression is
+# the rule; the list says it in the SDK's Host/Origin check's own terms (":*" for any port).
+LOOPBACK_ORIGIN = r"https?://(localhost|127\.0\.0\.1|\[::1\])(:[0-9]+)?"
+LOOPBACK_ORIGINS = [f"{scheme}://{host}" for scheme in ("http", "https") for host in LOOPBACK_HOSTS]
 
 
 @dataclass(frozen=True)
@@ -140,10 +147,11 @@ def build_app(server: MCPServer[Any], options: HttpOptions) -> Starlette:
             Route(MCP_PATH, mcp),
         ],
         middleware=[
-            Middleware(_OriginGuard, allowed=options.allowed_origins),
+            Middleware(_OriginGuard, allowed=options.allowed_origins, pattern=_local_pages(options)),
             Middleware(
                 CORSMiddleware,
                 allow_origins=list(options.allowed_origins),
+                allow_origin_regex=_local_pages(options),
                 allow_methods=["GET", "POST", "DELETE"],
                 allow_headers=[
                     "authorization",
@@ -199,16 +207,22 @@ class _RequireToken:
 
 
 class _OriginGuard:
-    """403 for a request from a web page whose origin is not allowed; no ``Origin`` (a program) passes."""
+    """403 for a request from a web page whose origin is neither allowed nor matches ``pattern``; no ``Origin``
+    (a program) passes."""
 
-    def __init__(self, app: ASGIApp, allowed: tuple[str, ...]) -> None:
+    def __init__(self, app: ASGIApp, allowed: tuple[str, ...], pattern: str | None) -> None:
         self.app = app
         self.allowed = {o.rstrip("/") for o in allowed}
+        self.pattern = re.compile(pattern) if pattern else None
+
+    def accepts(self, origin: str) -> bool:
+        origin = origin.rstrip("/")
+        return origin in self.allowed or bool(self.pattern and self.pattern.fullmatch(origin))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             origin = HTTPConnection(scope).headers.get("origin")
-            if origin is not None and origin.rstrip("/") not in self.allowed:
+            if origin is not None and not self.accepts(origin):
                 log.warning("refused a request from origin %r (not in SEXTANT_KB_HTTP_ORIGINS)", origin[:200])
                 response = JSONResponse(
                     {"error": "forbidden_origin", "error_description": f"origin {origin[:200]!r} is not allowed"},
@@ -231,8 +245,18 @@ def _transport_security(options: HttpOptions) -> TransportSecuritySettings:
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=_is_loopback(options.host),
         allowed_hosts=hosts,
-        allowed_origins=list(options.allowed_origins),
+        allowed_origins=_accepted_origins(options),
     )
+
+
+def _accepted_origins(options: HttpOptions) -> list[str]:
+    """SEXTANT_KB_HTTP_ORIGINS, and on a loopback server the machine's own pages."""
+    return [*options.allowed_origins, *(LOOPBACK_ORIGINS if _is_loopback(options.host) else [])]
+
+
+def _local_pages(options: HttpOptions) -> str | None:
+    """The machine's own pages, which a loopback server accepts; none elsewhere."""
+    return LOOPBACK_ORIGIN if _is_loopback(options.host) else None
 
 
 def _resource_url(conn: HTTPConnection, options: HttpOptions) -> str:

@@ -124,6 +124,33 @@ async def test_a_foreign_origin_gets_403_even_with_a_valid_token(store: TokenSto
         assert (await http.post("/mcp", json=INITIALIZE, headers=headers)).status_code == 200  # no Origin: a program
 
 
+@pytest.mark.parametrize(
+    "origin", ["http://localhost:8765", "http://127.0.0.1:6274", "http://[::1]:3000", "http://localhost"]
+)
+async def test_a_loopback_server_accepts_the_machine_s_own_pages(store: TokenStore, origin: str) -> None:
+    headers = JSON_RPC | {"authorization": f"Bearer {store.mint('alice')}", "origin": origin}
+    async with serving(store) as http:
+        answered = await http.post("/mcp", json=INITIALIZE, headers=headers)
+        assert answered.status_code == 200 and answered.headers["access-control-allow-origin"] == origin
+        # A page that only looks local: a host name that starts like one, or a port that is not a number.
+        for lookalike in ("http://localhost.evil.example", "http://localhost:80@evil.example"):
+            refused = await http.post("/mcp", json=INITIALIZE, headers=headers | {"origin": lookalike})
+            assert refused.status_code == 403, lookalike
+        # The token still decides.
+        anonymous = await http.post("/mcp", json=INITIALIZE, headers=JSON_RPC | {"origin": origin})
+        assert anonymous.status_code == 401
+
+
+async def test_a_server_beyond_loopback_accepts_only_the_origins_it_was_given(store: TokenStore) -> None:
+    app = build_app(two_tool_server(), HttpOptions(host="0.0.0.0", port=8765, tokens=store))
+    headers = JSON_RPC | {"authorization": f"Bearer {store.mint('alice')}", "origin": "http://localhost:8765"}
+    async with (
+        app.router.lifespan_context(app),
+        httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url=BASE) as http,
+    ):
+        assert (await http.post("/mcp", json=INITIALIZE, headers=headers)).status_code == 403
+
+
 async def test_an_allowed_origin_passes_with_cors_headers(store: TokenStore) -> None:
     origin = "http://localhost:6274"
     headers = JSON_RPC | {"authorization": f"Bearer {store.mint('alice')}", "origin": origin}

@@ -8,7 +8,6 @@ dense search fails ("Error creating hnsw segment reader") until it reopens the s
 from __future__ import annotations
 
 import subprocess
-import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from sextant.kb.remote.tokens import KB_READ, KB_WRITE, TokenStore
 from sextant.kb.server import DOCUMENT_URI
 from tests.kb import task_client
 from tests.kb.kb_process import server_command, server_environment
+from tests.kb.remote.listening import listening
 from tests.kb.task_client import Tasks
 from tests.kb.test_chroma_server import chroma_url  # noqa: F401  (the fixture: a real `chroma run` process)
 
@@ -93,40 +93,9 @@ def replicas(
 @contextmanager
 def _serving(home: Path, env: dict[str, str] | None = None) -> Iterator[tuple[str, list[str]]]:
     """``sextant-kb --http`` on ``home``'s store: its URL once it listens, and its stderr lines so far."""
-    command, args = server_command(), list[str]()
-    lines: list[str] = []
-    with subprocess.Popen(
-        [command, *args, "--http", "--port", "0"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=server_environment(home) | (env or {}),
-        cwd=home,
-    ) as proc:
-        assert proc.stderr is not None
-        stderr = proc.stderr
-        # Keeps reading once the server is up, so a chatty server never blocks on a full pipe.
-        drain = threading.Thread(target=lambda: lines.extend(stderr), daemon=True)
-        try:
-            url = None
-            while url is None:  # stderr closes if the server dies: bounded
-                line = stderr.readline()
-                assert line, f"sextant-kb --http exited before serving: {''.join(lines)}"
-                lines.append(line)
-                if line.startswith(READY):
-                    url = line[len(READY) :].strip()
-            drain.start()
-            yield url, lines
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            if drain.is_alive():
-                drain.join()  # the pipe is at its end: the process is gone
+    argv = [server_command(), "--http", "--port", "0"]
+    with listening(argv, READY, env=server_environment(home) | (env or {}), cwd=home) as started:
+        yield started
 
 
 class RoundRobin(httpx2.AsyncBaseTransport):
