@@ -67,8 +67,8 @@ class KbSettings(SharedSettings):
 
     chroma_dir: Path | None = Field(
         default=None,
-        description="Folder of the persistent Chroma store. Default: <repo>/chroma_db in a checkout, "
-        "else the platform's user-data folder.",
+        description="Folder of the persistent Chroma store. Default (also when blank): <repo>/chroma_db in a "
+        "checkout, else the platform's user-data folder.",
     )
     chroma_url: str | None = Field(
         default=None,
@@ -233,6 +233,12 @@ class KbSettings(SharedSettings):
     @classmethod
     def _blank_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and value.strip().lower() in ("", "none", "off") else value
+
+    @field_validator("chroma_dir", mode="before")
+    @classmethod
+    def _blank_is_the_default(cls, value: object) -> object:
+        """A blank folder (an MCP bundle's store left empty) is the default one, not the working directory."""
+        return None if isinstance(value, str) and not value.strip() else value
 
     def store_dir(self) -> Path:
         """Where the store and its BM25 index live on this machine."""

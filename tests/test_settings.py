@@ -45,6 +45,12 @@ def test_a_bad_value_exits_naming_the_variable(
     assert "SEXTANT_CHUNK_TOKENS" in capsys.readouterr().err
 
 
+def test_a_blank_store_folder_is_the_default_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SEXTANT_CHROMA_DIR", "  ")
+    settings = KbSettings(_env_file=None)  # type: ignore[call-arg]
+    assert settings.chroma_dir is None and settings.store_dir().name == "chroma_db"  # not the working directory
+
+
 def test_chroma_url_needs_a_scheme() -> None:
     with pytest.raises(ValidationError, match="SEXTANT_CHROMA_URL"):
         KbSettings(chroma_url="localhost:8000", _env_file=None)  # type: ignore[call-arg]

@@ -16,6 +16,7 @@ from mcp import Client, StdioServerParameters
 
 from tests.conftest import REPO
 from tests.kb.kb_process import server_environment
+from tests.npm_tools import npm_tool
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -93,3 +94,21 @@ async def test_uvx_runs_the_wheel_and_answers_a_search(wheel: Path, tmp_path: Pa
     # uvx builds its environment on the first run (minutes); the server's own start is then quick.
     subprocess.run([str(uvx), "--from", str(wheel), "sextant-kb", "--help"], check=True, env=env, timeout=900)
     await _first_search(str(uvx), ["--from", str(wheel), "sextant-kb"], env, tmp_path)
+
+
+def test_claude_code_adds_the_wheel_with_its_own_command_and_connects(wheel: Path, tmp_path: Path) -> None:
+    """The line docs/mcp-server.md gives for Claude Code, with the wheel in place of the PyPI name."""
+    claude = npm_tool(Path(__file__).with_name("clients"), "claude")
+    home = tmp_path / "home"
+    home.mkdir()
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    env = _network_environment(home) | {"HOME": str(home), "PATH": path, "UV_CACHE_DIR": str(tmp_path / "uv-cache")}
+    store = f"SEXTANT_CHROMA_DIR={tmp_path / 'store'}"
+    added = [str(claude), "mcp", "add", "sextant", "-e", store, "--", "uvx", "--from", str(wheel), "sextant-kb"]
+    subprocess.run(added, env=env, cwd=home, check=True, capture_output=True, timeout=120)
+    # `claude mcp list` starts every configured server and says whether it connected.
+    listed = subprocess.run(
+        [str(claude), "mcp", "list"], env=env, cwd=home, check=True, capture_output=True, text=True, timeout=600
+    )
+    (line,) = [row for row in listed.stdout.splitlines() if row.startswith("sextant:")]
+    assert "Connected" in line and "Failed" not in line, listed.stdout

@@ -9,7 +9,6 @@ bearer token, so it reaches the server through ``bearer_proxy.py``, which adds o
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 from sextant.kb.remote.tokens import TokenStore
 from tests.kb.kb_process import server_command, server_environment
 from tests.kb.remote.listening import listening
+from tests.npm_tools import npm_tool
 
 pytestmark = pytest.mark.slow
 
@@ -39,18 +39,8 @@ APPLIES = (
 )
 
 
-@pytest.fixture(scope="module")
-def suite() -> Path:
-    """The suite's command, installed from its lock file on the first run."""
-    command = SUITE / "node_modules" / ".bin" / "conformance"
-    if not command.exists():
-        npm = shutil.which("npm")
-        assert npm, "npm (Node's package manager) is needed to install the conformance suite"
-        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=SUITE, check=True, capture_output=True, timeout=600)
-    return command
-
-
-def test_every_scenario_that_applies_to_a_knowledge_base_passes(suite: Path, tmp_path: Path) -> None:
+def test_every_scenario_that_applies_to_a_knowledge_base_passes(tmp_path: Path) -> None:
+    suite = npm_tool(SUITE, "conformance")
     token = TokenStore(tmp_path / "store" / "kb-tokens.json").mint("conformance")
     kb = [server_command(), "--http", "--port", "0"]
     env = server_environment(tmp_path)
