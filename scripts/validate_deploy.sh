@@ -29,8 +29,10 @@ for file in docker-compose.yml deploy/docker-compose.prod.yml; do
     docker-compose --env-file "$no_env" -f "$file" config -q
 done
 # caddy logs its start-up chatter on stderr: shown only when the file is refused.
-caddy_out=$(caddy validate --config deploy/Caddyfile --adapter caddyfile 2>&1) || { echo "$caddy_out" >&2; exit 1; }
+for file in deploy/Caddyfile Caddyfile; do  # the top-level one imports the stack's
+    caddy_out=$(caddy validate --config "$file" --adapter caddyfile 2>&1) || { echo "$caddy_out" >&2; exit 1; }
+done
 "$HADOLINT" Dockerfile
 mapfile -t scripts < <(git ls-files --cached --others --exclude-standard '*.sh' .ci/run)
 shellcheck "${scripts[@]}"
-echo "validate_deploy: compose files, Caddyfile, Dockerfile and ${#scripts[@]} shell scripts are valid"
+echo "validate_deploy: compose files, Caddyfiles, Dockerfile and ${#scripts[@]} shell scripts are valid"
