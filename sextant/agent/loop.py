@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 
 from sextant.agent.answer_check import AnswerCheck
 from sextant.agent.answer_type import answers_kind
-from sextant.agent.citations import MARKER, CitationReport, MarkerScanner, check, labels_in
+from sextant.agent.citations import CitationReport, MarkerScanner, check, labels_in
 from sextant.agent.events import (
     AgentEvent,
     AnswerEvent,
@@ -36,9 +36,10 @@ from sextant.agent.events import (
 )
 from sextant.agent.excerpts import excerpt_answer, excerpt_statements
 from sextant.agent.grounding import QuoteMatch, Unsupported, check_statement, render
-from sextant.agent.kb_client import ToolOutcome, search_result
+from sextant.agent.kb_client import ToolOutcome
 from sextant.agent.passages import Passage, PassageBook
-from sextant.agent.policies import MAX_TURNS, SEARCH_K, ForcedSearch, Policy, Search, ToolUse
+from sextant.agent.policies import MAX_TURNS, ForcedSearch, Policy, Search, ToolUse
+from sextant.agent.search_tool import EMPTY_KNOWLEDGE_BASE, read_search, search_arguments
 from sextant.agent.verify import verify_answer
 from sextant.llm.chat import (
     ChatModel,
@@ -65,11 +66,6 @@ HISTORY_MESSAGES = 10
 HISTORY_CHARS = 4000
 HELD_PASSAGES_SHOWN = 10
 NOT_ANSWERED = "The documents do not answer this question."
-# Not a verdict on the question. The search's own reason names the store's folder and settings, for the operator
-# (kb_stats, the logs), not for whoever is asking.
-EMPTY_KNOWLEDGE_BASE = (
-    "The knowledge base is empty: no documents have been added yet, so there is nothing to answer from."
-)
 
 
 class KnowledgeTools(Protocol):
@@ -350,14 +346,7 @@ class AgentLoop:
         self, run: _Run, call: ToolCall, forced: bool, results: list[ToolResult]
     ) -> AsyncIterator[AgentEvent]:
         offered = {spec.name for spec in self.kb.offered()}
-        arguments = dict(call.arguments)
-        if call.name == "kb_search":
-            # A citation marker in a query matches nothing in the documents and only adds noise.
-            query = MARKER.sub("", str(arguments.get("query") or "")).strip()
-            arguments["query"] = query or run.question
-            arguments.setdefault("k", SEARCH_K)
-            # The browser opens the whole chunk; the model reads a bounded part of it.
-            arguments["detail"] = "full"
+        arguments = search_arguments(call.arguments, run.question) if call.name == "kb_search" else dict(call.arguments)
         yield ToolCallEvent(id=call.id, name=call.name, arguments=arguments, turn=run.turns, forced=forced)
         if call.name not in offered:
             message = f"{call.name} is not available; use one of: {', '.join(sorted(offered))}"
@@ -377,30 +366,20 @@ class AgentLoop:
             results.append(ToolResult(call.id, call.name, json.dumps(outcome.structured)[:8000]))
             yield ToolResultEvent(id=call.id, name=call.name, ok=True, found=0, summary=_summary(outcome.structured))
             return
-        found = search_result(outcome)
-        passages = run.book.add_hits(found.hits)
+        reading = read_search(outcome, run.book, arguments["query"])
+        passages = reading.passages
         run.shown.update(p.label for p in passages)
         run.found_any = run.found_any or bool(passages)
-        query = arguments["query"]
-        if passages:
-            body = f"Passages for {query!r}:\n\n" + "\n\n".join(p.for_model() for p in passages)
-            summary = f"{len(passages)} passages: " + ", ".join(f"[{p.label}] {p.citation()}" for p in passages)
-        elif found.empty:
-            run.empty_kb = True
-            body = summary = EMPTY_KNOWLEDGE_BASE
-        else:
-            reason = found.reason or "no relevant passage"
-            body = f"Nothing found in the documents for {query!r} ({reason})."
-            summary = f"nothing found ({reason})"
-        results.append(ToolResult(call.id, call.name, body))
+        run.empty_kb = run.empty_kb or reading.empty
+        results.append(ToolResult(call.id, call.name, reading.for_model))
         yield ToolResultEvent(
             id=call.id,
             name=call.name,
             ok=True,
             found=len(passages),
-            abstained=found.abstained,
+            abstained=reading.abstained,
             labels=[p.label for p in passages],
-            summary=summary,
+            summary=reading.summary,
         )
         if passages:
             yield SourcesEvent(passages=run.book.all())

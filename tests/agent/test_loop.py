@@ -19,9 +19,10 @@ from sextant.agent.events import (
     ToolResultEvent,
 )
 from sextant.agent.kb_client import KbClient
-from sextant.agent.loop import EMPTY_KNOWLEDGE_BASE, NOT_ANSWERED, AgentLoop, HistoryItem
+from sextant.agent.loop import NOT_ANSWERED, AgentLoop, HistoryItem
 from sextant.agent.passages import Passage
 from sextant.agent.policies import MAX_TURNS
+from sextant.agent.search_tool import EMPTY_KNOWLEDGE_BASE
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import create_server
 from sextant.llm.chat import GroundingSupport, ModelError, Quote, Statement, ToolCall, Usage, WebSource
