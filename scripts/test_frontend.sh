@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Build and test the browser interface, as CI does: the API schema is current, npm ci, type-check,
 # lint and format (Biome, frontend/biome.jsonc), Vitest, production build, then Playwright end to end
-# in Debian's Chromium against the real agent server and sextant-kb. Three e2e files, each with its
-# own agent, store and ports:
+# in Debian's Chromium against the real agent server and sextant-kb. Four e2e files, each with its
+# own store and ports:
 #   e2e/app.e2e.mjs          no model (SEXTANT_PROVIDER=none: answers are excerpts, which still cite),
 #                            the committed corpus: ask, cite, upload a PDF, reload, Index Lab, phone width;
 #   e2e/local-model.e2e.mjs  the real local model (SEXTANT_PROVIDER=local, smollm2-135m-instruct from
 #                            models/, one thread, SEXTANT_VERIFY=off) over the espresso manual: a written
 #                            answer, the forced kb_search in the trace, [n] opening a page-labelled passage;
 #   e2e/workspaces.e2e.mjs   SEXTANT_WORKSPACES=on: two browsers get separate workspaces and never see
-#                            each other's uploads; deleting one from the command palette leaves the other.
+#                            each other's uploads; deleting one from the command palette leaves the other;
+#   e2e/mcp-app.e2e.mjs      sextant-kb's MCP App in the official host bridge (ext-apps' AppBridge): the cited
+#                            PDF page with the passage highlighted, inside the host page.
 # Exits non-zero on the first failure. Needs Node 20+ and npm, and the SmolLM2 file that setup.sh
 # fetches (sextant-models fetch); installs Chromium with apt if missing.
 set -euo pipefail

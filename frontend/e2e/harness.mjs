@@ -16,7 +16,7 @@ export const CORPUS = path.join(REPO, "eval", "corpus", "documents");
 export const UPLOADED = "lighthouse-history.pdf";
 /** The Index Lab's committed benchmark results, which GET /lab serves (the agent's default in a checkout). */
 export const LAB_RESULTS = path.join(REPO, "learning", "ann-lab.json");
-const ARTIFACTS = path.join(FRONTEND, "e2e", "artifacts");
+export const ARTIFACTS = path.join(FRONTEND, "e2e", "artifacts");
 /** The models folder that scripts/setup.sh fills (`sextant-models fetch`); SEXTANT_MODELS_DIR overrides. */
 export const MODELS_DIR = path.resolve(process.env.SEXTANT_MODELS_DIR ?? path.join(REPO, "models"));
 /** The local model's settings for the agent: the smallest known model, one thread, no verification pass. */
@@ -27,7 +27,7 @@ export const LOCAL_MODEL = {
   SEXTANT_THREADS: "1",
   SEXTANT_VERIFY: "off",
 };
-const VENV_BIN = path.resolve(REPO, process.env.SEXTANT_VENV ?? ".venv", "bin");
+export const VENV_BIN = path.resolve(REPO, process.env.SEXTANT_VENV ?? ".venv", "bin");
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
 export function freePort() {
@@ -78,7 +78,6 @@ export async function startStack({ documents = null, model = { SEXTANT_PROVIDER:
     if (!existsSync(path.join(VENV_BIN, tool))) throw new Error(`no ${tool} in ${VENV_BIN}: run 'bash scripts/setup.sh' first`);
   }
   if (!existsSync(path.join(FRONTEND, "dist", "index.html"))) throw new Error("no frontend/dist: run 'npm run build' first");
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium`);
 
   const work = mkdtempSync(path.join(tmpdir(), "sextant-e2e-"));
   const store = path.join(work, "store");
@@ -129,19 +128,7 @@ export async function startStack({ documents = null, model = { SEXTANT_PROVIDER:
     server.child.kill();
     throw error;
   }
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-dev-shm-usage",
-    ],
-  });
+  const browser = await launchBrowser();
 
   return {
     ui,
@@ -161,6 +148,24 @@ export async function startStack({ documents = null, model = { SEXTANT_PROVIDER:
       rmSync(work, { recursive: true, force: true });
     },
   };
+}
+
+/** Headless Debian Chromium, with the flags this machine's closed network needs. */
+export function launchBrowser() {
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium`);
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-dev-shm-usage",
+    ],
+  });
 }
 
 /**

@@ -22,7 +22,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus
 from sextant.kb.ingest_tasks import IngestTasks
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.loader_sandbox import BoundedParser, ParseLimits
-from sextant.kb.mcp import client_log, ingest, lab, lowlevel, read, workspaces
+from sextant.kb.mcp import client_log, ingest, lab, lowlevel, passage_app, read, workspaces
 from sextant.kb.mcp.context import KbContext, Server, Tools
 from sextant.kb.mcp.ingest import TASK_TOOLS
 from sextant.kb.mcp.read import DOCUMENT_URI, PAGE_URI
@@ -84,6 +84,7 @@ def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None, watc
     tools = Tools(server, retention)
     for concern in (read, ingest, workspaces, lab):
         concern.register(server, tools)
+    passage_app.register(server)
     lowlevel.register(server)
     client_log.install()
     return server

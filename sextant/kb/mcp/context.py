@@ -117,7 +117,15 @@ class Tools:
         self.server = server
         self.retention = retention
 
-    def add(self, name: str, title: str, annotations: ToolAnnotations, *, retained: bool = False) -> Callable[[F], F]:
+    def add(
+        self,
+        name: str,
+        title: str,
+        annotations: ToolAnnotations,
+        *,
+        retained: bool = False,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
         def register(fn: F) -> F:
             description = inspect.cleandoc(fn.__doc__ or "")
             if retained and self.retention:
@@ -128,6 +136,7 @@ class Tools:
                 title=title,
                 description=description,
                 annotations=annotations,
+                meta=meta,
             )
             return fn
 

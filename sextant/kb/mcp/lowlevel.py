@@ -32,7 +32,7 @@ from mcp_types import (
 
 from sextant.kb.completions import document_ids, page_numbers
 from sextant.kb.knowledge_base import KnowledgeBase
-from sextant.kb.mcp import client_log
+from sextant.kb.mcp import client_log, passage_app
 from sextant.kb.mcp.context import KbContext, Server, store_named
 from sextant.kb.mcp.read import DOCUMENT_URI, PAGE_URI
 
@@ -41,7 +41,7 @@ def register(server: Server) -> None:
     """Answer ``completion/complete`` and ``resources/list`` for the workspace each request names, and
     ``logging/setLevel`` for the connection that sends it."""
     server._lowlevel_server.add_request_handler("completion/complete", CompleteRequestParams, _complete)
-    server._lowlevel_server.add_request_handler("resources/list", PaginatedRequestParams, _list_documents)
+    server._lowlevel_server.add_request_handler("resources/list", PaginatedRequestParams, _list_resources)
     server._lowlevel_server.add_request_handler("logging/setLevel", SetLevelRequestParams, client_log.set_level)
 
 
@@ -67,14 +67,18 @@ async def _complete(ctx: ServerRequestContext[KbContext, Any], params: CompleteR
     return CompleteResult(completion=page_numbers(document, argument.value))
 
 
-async def _list_documents(
+async def _list_resources(
     ctx: ServerRequestContext[KbContext, Any], params: PaginatedRequestParams | None
 ) -> ListResourcesResult:
-    """Every document as a resource, so a host can offer them; list_changed tells it when to list again."""
+    """Every document as a resource, so a host can offer them (list_changed tells it when to list again), and the
+    passage view."""
     documents = await anyio.to_thread.run_sync(_knowledge_base(ctx).documents)
     return ListResourcesResult(
         resources=[
-            Resource(uri=d.uri, name=d.id, title=d.title, description=d.about or None, mime_type="text/plain")
-            for d in documents
+            *(
+                Resource(uri=d.uri, name=d.id, title=d.title, description=d.about or None, mime_type="text/plain")
+                for d in documents
+            ),
+            passage_app.listed(),
         ]
     )

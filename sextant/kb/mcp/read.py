@@ -15,6 +15,7 @@ from pydantic import Field
 
 from sextant.contract.results import DetailLevel, DocumentList, PageImage, SearchResult, Stats
 from sextant.contract.tools import KB_LIST, KB_PAGE_IMAGE, KB_SEARCH, KB_STATS
+from sextant.kb.mcp import passage_app
 from sextant.kb.mcp.context import READ_ONLY, Server, Tools, in_thread, kb_of
 from sextant.kb.page_image import RenderFailed, page_image
 
@@ -28,7 +29,7 @@ CHUNK_URI = "kb://chunks/{chunk_id}"
 def register(server: Server, tools: Tools) -> None:
     """Add the reading tools, resources and prompts to ``server``."""
 
-    @tools.add(KB_SEARCH, "Search the knowledge base", READ_ONLY, retained=True)
+    @tools.add(KB_SEARCH, "Search the knowledge base", READ_ONLY, retained=True, meta=passage_app.tool_meta())
     async def kb_search(
         query: Annotated[str, Field(description="The question or keywords.", min_length=1, max_length=2000)],
         ctx: Context,

@@ -44,14 +44,14 @@ async def test_a_handshake_client_hears_that_the_documents_changed_when_they_did
 
     document = {"id": "espresso", "title": "Espresso care", "content": ESPRESSO}
     async with Client(create_server(kb), mode="legacy", message_handler=keep) as client:
-        assert (await client.list_resources()).resources == []
+        assert [r.uri for r in (await client.list_resources()).resources] == ["ui://sextant-kb/passage"]  # the view
         await ingest(client, document)
         assert [type(m) for m in heard] == [ResourceListChangedNotification]
         await ingest(client, document)  # unchanged: nothing to re-read
         upload = {"filename": "bees.md", "content_base64": base64.b64encode(BEES.encode()).decode()}
         assert not (await client.call_tool("kb_upload", upload)).is_error
         assert [type(m) for m in heard] == [ResourceListChangedNotification] * 2
-        assert [r.name for r in (await client.list_resources()).resources] == ["bees", "espresso"]
+        assert [r.name for r in (await client.list_resources()).resources] == ["bees", "espresso", "passage"]
 
         workspace = {WORKSPACE_META: "c" * 32}
         in_workspace = await client.call_tool("kb_ingest", {"documents": [document]}, meta=workspace)

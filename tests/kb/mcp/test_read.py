@@ -76,7 +76,10 @@ async def test_resources_and_prompts(kb: KnowledgeBase) -> None:
             "kb://chunks/{chunk_id}",
         }
         listed = (await client.list_resources()).resources
-        assert [(r.uri, r.name, r.title) for r in listed] == [("kb://documents/espresso", "espresso", "Espresso care")]
+        assert [(r.uri, r.name, r.title) for r in listed] == [
+            ("kb://documents/espresso", "espresso", "Espresso care"),
+            ("ui://sextant-kb/passage", "passage", "Cited passage and page"),
+        ]
         doc = await client.read_resource(listed[0].uri)
         assert doc.contents[0].text == ESPRESSO  # type: ignore[union-attr]
         hit = (await client.call_tool("kb_search", {"query": "descale", "detail": "ids"})).structured_content
