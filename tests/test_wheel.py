@@ -55,6 +55,9 @@ async def _first_search(command: str, args: list[str], env: dict[str, str], cwd:
         stats = await client.call_tool("kb_stats", {})
         assert stats.structured_content is not None
         assert stats.structured_content["embedder_runtime"] == "onnxruntime int8"
+        # The package's data files came with it: the MCP App's page (the tokenizer already embedded the query).
+        (view,) = (await client.read_resource("ui://sextant-kb/passage")).contents
+        assert view.mime_type == "text/html;profile=mcp-app" and "<!DOCTYPE html>" in view.text  # type: ignore[union-attr]
 
 
 def _network_environment(home: Path) -> dict[str, str]:
