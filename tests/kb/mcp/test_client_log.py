@@ -50,54 +50,57 @@ async def _search(client: Client) -> None:
     assert not (await client.call_tool("kb_search", {"query": "tabby cat", "k": 1})).is_error
 
 
-def _heard(lines: list[LoggingMessageNotificationParams]) -> list[str]:
-    return [str(line.data) for line in lines if FOLLOWED in str(line.data)]
+class Heard:
+    """The client's logging callback: every line it heard."""
+
+    def __init__(self) -> None:
+        self.lines: list[LoggingMessageNotificationParams] = []
+
+    async def __call__(self, params: LoggingMessageNotificationParams) -> None:
+        self.lines.append(params)
+
+    def followed(self) -> list[str]:
+        return [str(line.data) for line in self.lines if FOLLOWED in str(line.data)]
+
+
+def _server(home: Path) -> StdioServerParameters:
+    env = server_environment(home, log_level="INFO")
+    return StdioServerParameters(command=server_command(), env=env, cwd=str(home))
 
 
 async def test_a_handshake_client_hears_the_lines_at_or_above_the_level_it_set(tmp_path: Path) -> None:
-    lines: list[LoggingMessageNotificationParams] = []
-
-    async def heard(params: LoggingMessageNotificationParams) -> None:
-        lines.append(params)
-
-    env = server_environment(tmp_path, log_level="INFO")
-    params = StdioServerParameters(command=server_command(), env=env, cwd=str(tmp_path))
-    async with Client(params, read_timeout_seconds=120, mode="legacy", logging_callback=heard) as client:
+    heard = Heard()
+    async with Client(_server(tmp_path), read_timeout_seconds=120, mode="legacy", logging_callback=heard) as client:
         assert client.server_capabilities.logging is not None
         # Before it sets a level, a client hears warnings and worse only.
         _shell_ingest(tmp_path, "one", "Our tabby cat sleeps on the warm windowsill.")
         await _search(client)
-        assert _heard(lines) == []
+        assert heard.followed() == []
         assert isinstance(await client.set_logging_level("info"), EmptyResult)
         _shell_ingest(tmp_path, "two", "The tabby cat chases moths at dusk.")
         await _search(client)
-        (followed,) = _heard(lines)
-        assert [line.level for line in lines if FOLLOWED in str(line.data)] == ["info"]
+        (followed,) = heard.followed()
+        assert [line.level for line in heard.lines if FOLLOWED in str(line.data)] == ["info"]
         assert "chunks indexed" in followed
         # A level above the line's silences it again, for the rest of the connection.
         await client.set_logging_level("warning")
         _shell_ingest(tmp_path, "three", "A tabby cat has an M on its forehead.")
         await _search(client)
-        assert len(_heard(lines)) == 1
+        assert len(heard.followed()) == 1
 
 
 async def test_a_2026_client_hears_the_lines_only_for_requests_that_opt_in(tmp_path: Path) -> None:
-    lines: list[LoggingMessageNotificationParams] = []
-
-    async def heard(params: LoggingMessageNotificationParams) -> None:
-        lines.append(params)
-
-    env = server_environment(tmp_path, log_level="INFO")
-    params = StdioServerParameters(command=server_command(), env=env, cwd=str(tmp_path))
+    heard = Heard()
+    params = _server(tmp_path)
     opted: dict[str, Any] = {"read_timeout_seconds": 120, "logging_callback": heard}
     async with Client(params, **opted, log_level="info") as client:
         assert client.protocol_version == "2026-07-28"
         _shell_ingest(tmp_path, "one", "Our tabby cat sleeps on the warm windowsill.")
         await _search(client)
-        assert len(_heard(lines)) == 1
+        assert len(heard.followed()) == 1
         with pytest.raises(MCPError, match="Method not found"):  # removed in 2026-07-28
             await client.set_logging_level("debug")
     async with Client(params, **opted) as client:
         _shell_ingest(tmp_path, "two", "The tabby cat chases moths at dusk.")
         await _search(client)
-        assert len(_heard(lines)) == 1  # no opt-in, no line
+        assert len(heard.followed()) == 1  # no opt-in, no line
