@@ -33,6 +33,7 @@ import anyio
 from sextant.agent.answer_check import QUESTION, SYSTEM, AnswerCheck, evidence_text, places, question_from
 from sextant.agent.events import AnswerStatement
 from sextant.agent.passages import PassageBook
+from sextant.agent.settings import load_agent_settings
 from sextant.evals.agent_cli import agent_sets
 from sextant.evals.agent_eval import AgentRun, ask_all, on_the_evidence
 from sextant.evals.golden import load_golden
@@ -74,6 +75,10 @@ EXAMPLES_SYSTEM = "\n\n".join(
         ),
     ]
 )
+
+# The served loop with the answer check off, quotes matched as facts, unsupported statements dropped: what these
+# recordings were made with.
+OFF = load_agent_settings().model_copy(update={"verify": "off", "unsupported": "drop", "quotes": "facts"})
 
 
 @dataclass
@@ -225,7 +230,7 @@ def main() -> None:
         def progress(done: int, run: AgentRun) -> None:
             print(f"[{done}/{len(questions)}] {run.question.id}", flush=True)
 
-        runs = anyio.run(ask_all, questions, choice.model, store, "off", progress, "drop", "facts", recorder)
+        runs = anyio.run(ask_all, questions, choice.model, store, OFF, progress, recorder)
         asked = collect(runs, recorder.checked)
     anyio.run(score, asked, choice.checker, args.variants)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -34,6 +34,7 @@ import llama_cpp
 from answer_check_variants import question_parser  # bench/ is the script's own folder
 from llama_cpp import Llama
 
+from sextant.agent.settings import load_agent_settings
 from sextant.evals.agent_cli import agent_sets
 from sextant.evals.agent_eval import ask_all
 from sextant.evals.golden import load_golden
@@ -43,6 +44,10 @@ from sextant.llm.llama_greedy import GreedyLlama
 from sextant.llm.llama_prefix import SteadyLlama
 from sextant.llm.settings import ModelSettings
 from sextant.llm.writer_choice import writer
+
+# The served loop with the answer check off, quotes matched as facts, unsupported statements dropped: what these
+# recordings were made with.
+OFF = load_agent_settings().model_copy(update={"verify": "off", "unsupported": "drop", "quotes": "facts"})
 
 
 class Recording:
@@ -136,7 +141,7 @@ def main() -> None:
     settings = ModelSettings()
     llama, label = load_gguf(writer(settings).model, settings.model_files_dir(), settings.threads)
     recording = Recording(LlamaModel(llama, label, settings.max_output_tokens))
-    anyio.run(ask_all, questions, recording, args.store / sets["small"].store, "off")
+    anyio.run(ask_all, questions, recording, args.store / sets["small"].store, OFF)
     anyio.run(recording.aclose)
     rows = anyio.run(replay, recording.requests, settings, names)
     args.out.mkdir(parents=True, exist_ok=True)

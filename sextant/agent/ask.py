@@ -30,15 +30,7 @@ async def ask(question: str, settings: AgentSettings) -> int:
     answer: AnswerEvent | None = None
     streamed: list[str] = []
     async with KbClient(stdio_server(settings.kb_command)) as kb:
-        loop = AgentLoop(
-            kb,
-            choice.model,
-            verify=settings.verify,
-            unsupported=settings.unsupported,
-            quotes=settings.quotes,
-            max_output_tokens=settings.max_output_tokens,
-            answer_check=answer_check_for(choice),
-        )
+        loop = AgentLoop.from_settings(kb, choice.model, settings, answer_check=answer_check_for(choice))
         try:
             async for event in loop.run(question):
                 if isinstance(event, ToolCallEvent):

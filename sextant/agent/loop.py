@@ -40,6 +40,7 @@ from sextant.agent.kb_client import ToolOutcome
 from sextant.agent.passages import Passage, PassageBook
 from sextant.agent.policies import MAX_TURNS, ForcedSearch, Policy, Search, ToolUse
 from sextant.agent.search_tool import EMPTY_KNOWLEDGE_BASE, read_search, search_arguments
+from sextant.agent.settings import AgentSettings
 from sextant.agent.verify import verify_answer
 from sextant.llm.chat import (
     ChatModel,
@@ -150,6 +151,30 @@ class AgentLoop:
         self.quotes: QuoteMatch = quotes
         self.web_search = web_search
         self.max_output_tokens = max_output_tokens
+
+    @classmethod
+    def from_settings(
+        cls,
+        kb: KnowledgeTools,
+        model: ChatModel | None,
+        settings: AgentSettings,
+        *,
+        answer_check: AnswerCheck | None,
+        budget: Spend | None = None,
+    ) -> AgentLoop:
+        """The loop as ``settings`` configure it: the one way the route, ``sextant-ask`` and ``sextant-eval-agent``
+        build it, so that the loop the evaluation measures is the loop that is served."""
+        return cls(
+            kb,
+            model,
+            budget=budget,
+            verify=settings.verify,
+            unsupported=settings.unsupported,
+            quotes=settings.quotes,
+            web_search=settings.web_search == "on",
+            max_output_tokens=settings.max_output_tokens,
+            answer_check=answer_check,
+        )
 
     async def run(
         self,

@@ -118,17 +118,7 @@ def main(argv: list[str] | None = None) -> None:
             flush=True,
         )
 
-    runs = anyio.run(
-        ask_all,
-        questions,
-        choice.model,
-        store,
-        settings.verify,
-        progress,
-        settings.unsupported,
-        settings.quotes,
-        answer_check_for(choice),
-    )
+    runs = anyio.run(ask_all, questions, choice.model, store, settings, progress, answer_check_for(choice))
     elapsed = time.perf_counter() - started
 
     name = f"agent ({choice.model.name if choice.model else 'excerpts'})"

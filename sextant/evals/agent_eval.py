@@ -31,6 +31,7 @@ from sextant.agent.kb_client import KbClient, stdio_server
 from sextant.agent.loop import AgentLoop
 from sextant.agent.passages import Passage
 from sextant.agent.policies import sentences_read
+from sextant.agent.settings import AgentSettings
 from sextant.evals.golden import Question
 from sextant.evals.harness import ModeReport, grade_retrievals
 from sextant.evals.judge import check_citations
@@ -74,25 +75,19 @@ async def ask_all(
     questions: Sequence[Question],
     model: ChatModel | None,
     store: Path,
-    verify: str,
+    settings: AgentSettings,
     progress: Callable[[int, AgentRun], None] | None = None,
-    unsupported: str = "drop",
-    quotes: str = "facts",
     answer_check: AnswerCheck | None = None,
 ) -> list[AgentRun]:
-    """Every question through the real loop and a real ``sextant-kb`` process over ``store``."""
+    """Every question through the served loop (``AgentLoop.from_settings``) and a real ``sextant-kb`` process over
+    ``store``."""
     checker = TimedChecker(answer_check.model) if answer_check is not None else None
     params = stdio_server(None)
     params.env = {**(params.env or dict(os.environ)), "SEXTANT_CHROMA_DIR": str(store), "SEXTANT_LOG_LEVEL": "WARNING"}
     runs: list[AgentRun] = []
     async with KbClient(params) as kb:
-        loop = AgentLoop(
-            kb,
-            model,
-            verify=verify,  # type: ignore[arg-type]
-            unsupported=unsupported,  # type: ignore[arg-type]
-            quotes=quotes,  # type: ignore[arg-type]
-            answer_check=AnswerCheck(checker) if checker is not None else None,
+        loop = AgentLoop.from_settings(
+            kb, model, settings, answer_check=AnswerCheck(checker) if checker is not None else None
         )
         for question in questions:
             run = AgentRun(question)

@@ -101,5 +101,5 @@ def run_cases(cases: list[InjectionCase], store: Path) -> list[dict[str, Any]]:
     choice = build_model(settings)
     log.info("model: %s", choice.detail)
     questions = [Question(c.id, c.question, True, (Target(c.cite, None, None, ""),), "injection") for c in cases]
-    runs = anyio.run(ask_all, questions, choice.model, store, settings.verify)
+    runs = anyio.run(ask_all, questions, choice.model, store, settings)
     return [grade(case, run) for case, run in zip(cases, runs, strict=True)]

@@ -23,6 +23,7 @@ from sextant.agent.loop import NOT_ANSWERED, AgentLoop, HistoryItem
 from sextant.agent.passages import Passage
 from sextant.agent.policies import MAX_TURNS
 from sextant.agent.search_tool import EMPTY_KNOWLEDGE_BASE
+from sextant.agent.settings import AgentSettings
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import create_server
 from sextant.llm.chat import GroundingSupport, ModelError, Quote, Statement, ToolCall, Usage, WebSource
@@ -504,3 +505,18 @@ async def test_gemini_s_quotes_get_the_same_check_through_the_real_adapter(
     assert evidence.quote == BREW and evidence.label == 1
     config = gemini_server.last_body()["generationConfig"]
     assert config["responseMimeType"] == "application/json"
+
+
+def test_the_served_measured_and_shell_loops_are_one_loop_built_from_the_settings() -> None:
+    """The route, sextant-ask and sextant-eval-agent all build it with AgentLoop.from_settings."""
+    settings = AgentSettings(  # type: ignore[call-arg]
+        _env_file=None, verify="drop", unsupported="mark", quotes="exact", web_search="on", max_output_tokens=300
+    )
+    loop = AgentLoop.from_settings(None, None, settings, answer_check=None)  # type: ignore[arg-type]
+    assert (loop.verify, loop.unsupported, loop.quotes, loop.web_search, loop.max_output_tokens) == (
+        "drop",
+        "mark",
+        "exact",
+        True,
+        300,
+    )

@@ -11,6 +11,7 @@ import pytest
 from sextant.agent.events import AnswerStatement, Evidence
 from sextant.agent.passages import Passage
 from sextant.agent.policies import SENTENCES_SHOWN
+from sextant.agent.settings import AgentSettings
 from sextant.evals.agent_eval import (
     AgentRun,
     TimedChecker,
@@ -64,7 +65,8 @@ def test_the_agent_is_graded_on_what_its_searches_returned_and_how_it_cited(tmp_
         ]
     )
     seen: list[str] = []
-    runs = anyio.run(ask_all, questions, model, store, "off", lambda n, run: seen.append(run.question.id))
+    settings = AgentSettings(_env_file=None)  # type: ignore[call-arg]  # the served defaults, as a route would have them
+    runs = anyio.run(ask_all, questions, model, store, settings, lambda n, run: seen.append(run.question.id))
     assert seen == ["q1", "q2"]
 
     report = grade_runs("agent", runs)

@@ -115,14 +115,10 @@ async def _run(state: AgentState, body: QueryRequest) -> AsyncIterator[AgentEven
 
 
 def _loop(state: AgentState) -> AgentLoop:
-    return AgentLoop(
+    return AgentLoop.from_settings(
         TimedTools(state.kb, state.metrics),
         TimedModel(state.model, state.metrics) if state.model is not None else None,
-        budget=state.budget if state.budget_applies else None,
-        verify=state.settings.verify,
-        unsupported=state.settings.unsupported,
-        quotes=state.settings.quotes,
-        web_search=state.settings.web_search == "on",
-        max_output_tokens=state.settings.max_output_tokens,
+        state.settings,
         answer_check=answer_check_for(state.choice),
+        budget=state.budget if state.budget_applies else None,
     )
