@@ -16,7 +16,8 @@ Sections (each prints a Markdown table; ``--json`` keeps every figure):
   what one search pays to follow a one-document write by another process: reopening Chroma's segments and the
   BM25 catch-up.
 - ``memory``: 1 to ``--servers`` stdio servers on one store, each after a warm search: resident, unique and
-  proportional set sizes (psutil).
+  proportional set sizes (psutil), for each ``--precision`` (the embedder's runtime: fp32 under torch, int8
+  under onnxruntime as a plain install has it).
 
     python bench/shared_store.py --json bench/out/shared_store.json > bench/out/shared_store.md
     python bench/shared_store.py --only visibility --trials 40
@@ -253,9 +254,9 @@ def bench_reload(scratch: Path, sizes: list[int], reps: int) -> list[dict[str, A
 # --- memory ----------------------------------------------------------------------------------------------------
 
 
-def bench_memory(store: Path, servers: int) -> list[dict[str, Any]]:
+def bench_memory(store: Path, servers: int, precision: str) -> list[dict[str, Any]]:
     rows = []
-    fleet = Fleet(store.parent)
+    fleet = Fleet(store.parent, {"SEXTANT_EMBED_PRECISION": precision})
     try:
         for n in range(servers):
             fleet.start(n)
@@ -267,8 +268,9 @@ def bench_memory(store: Path, servers: int) -> list[dict[str, Any]]:
                 assert server is not None
                 full = psutil.Process(server.pid).memory_full_info()
                 infos.append({"rss_mb": full.rss / 2**20, "uss_mb": full.uss / 2**20, "pss_mb": full.pss / 2**20})
-            rows.append({"servers": n + 1, "each": infos, "total_pss_mb": sum(i["pss_mb"] for i in infos)})
-            log(f"memory with {n + 1} servers: {rows[-1]['total_pss_mb']:.0f} MB proportional in all")
+            total = sum(i["pss_mb"] for i in infos)
+            rows.append({"precision": precision, "servers": n + 1, "each": infos, "total_pss_mb": total})
+            log(f"memory with {n + 1} servers ({precision}): {total:.0f} MB proportional in all")
     finally:
         fleet.close()
     return rows
@@ -321,11 +323,16 @@ def markdown(results: dict[str, Any]) -> str:
             out.append(f"| {row['chunks']} | {row['reopen_ms_median']:.1f} | {row['follow_refresh_ms_median']:.1f} |")
         out.append("")
     if "memory" in results:
-        out += ["## memory", "", "| servers | RSS MB each | USS MB each | PSS MB in all |", "|---:|---|---|---:|"]
+        out += [
+            "## memory",
+            "",
+            "| embedder | servers | RSS MB each | USS MB each | PSS MB in all |",
+            "|---|---:|---|---|---:|",
+        ]
         for row in results["memory"]:
             rss = ", ".join(f"{i['rss_mb']:.0f}" for i in row["each"])
             uss = ", ".join(f"{i['uss_mb']:.0f}" for i in row["each"])
-            out.append(f"| {row['servers']} | {rss} | {uss} | {row['total_pss_mb']:.0f} |")
+            out.append(f"| {row['precision']} | {row['servers']} | {rss} | {uss} | {row['total_pss_mb']:.0f} |")
         out.append("")
     return "\n".join(out)
 
@@ -339,6 +346,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 50000], help="reload: store sizes")
     parser.add_argument("--reps", type=int, default=5, help="reload: writes followed per size")
     parser.add_argument("--servers", type=int, default=3, help="memory: most servers on one store")
+    parser.add_argument(
+        "--precision", nargs="+", choices=("fp32", "int8"), default=["fp32"], help="memory: the embedder's runtimes"
+    )
     parser.add_argument("--json", type=Path, help="write every figure here")
     args = parser.parse_args()
     quiet_model_loading()
@@ -356,7 +366,7 @@ def main() -> None:
             elif section == "reload":
                 results["reload"] = bench_reload(scratch, args.sizes, args.reps)
             elif section == "memory" and store is not None:
-                results["memory"] = bench_memory(store, args.servers)
+                results["memory"] = [row for p in args.precision for row in bench_memory(store, args.servers, p)]
     results["load_1min_at_end"] = os.getloadavg()[0]
     print(markdown(results))
     if args.json:

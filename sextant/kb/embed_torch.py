@@ -20,7 +20,10 @@ class TorchSentenceModel:
         """
         import torch
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
 
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
         torch.set_num_threads(threads)
         model_kwargs = {"torch_dtype": torch.bfloat16} if bf16 else None
         try:

@@ -24,8 +24,6 @@ import numpy.typing as npt
 
 from sextant.settings import EmbedPrecision as Precision
 
-log = logging.getLogger(__name__)
-
 PACKAGED_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
 
 
@@ -211,14 +209,12 @@ def _untruncated(shared: Any) -> Any:
 
 
 def quiet_model_loading() -> None:
-    """Silence download/progress chatter from Hugging Face libraries; stdout stays the protocol's."""
+    """Silence download/progress chatter from Hugging Face libraries; stdout stays the protocol's.
+
+    Only environment and logger settings: importing transformers here would cost a process that embeds under
+    onnxruntime about 100 MB for nothing (``embed_torch`` quiets it when it loads it).
+    """
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     logging.getLogger("sentence_transformers").setLevel(logging.WARNING)
-    try:
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
-    except ImportError:  # transformers is a dependency of sentence-transformers; belt and braces
-        log.debug("transformers logging could not be configured")
+    logging.getLogger("transformers").setLevel(logging.ERROR)
