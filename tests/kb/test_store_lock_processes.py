@@ -15,6 +15,7 @@ import signal
 import subprocess
 import tempfile
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
@@ -235,7 +236,8 @@ class OneStore(RuleBasedStateMachine):
         (self.home / "synced").mkdir()
         env = {**self.extra_env}
         if "SEXTANT_CHROMA_URL" in env:  # a database of its own on the shared server, per example
-            env["SEXTANT_CHROMA_DATABASE"] = f"one-store-{self.home.name[-8:].lower().replace('_', '-')}"
+            # From a fresh uuid: the temporary folder's suffix may end in "_", which a database name may not.
+            env["SEXTANT_CHROMA_DATABASE"] = f"one-store-{uuid.uuid4().hex[:12]}"
         self.fleet = Fleet(self.home, env)
         self.documents: dict[str, str] = {}  # id -> the signature of the version stored
         self.forgotten: dict[str, str] = {}  # id -> the signature of its last version, while it stays forgotten

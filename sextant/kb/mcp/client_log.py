@@ -1,11 +1,11 @@
 """The server's own log lines, sent to the client whose call they belong to as ``notifications/message``.
 
 A line that ``sextant`` logs while a tool call runs (another process's writes followed before a search, an old
-version's original that could not be removed) goes to stderr as always and, after the call's work and before its result, to that call's
-client at the level the client asked for: on the handshake era (2025) with ``logging/setLevel``, which lasts for
-the connection (a stdio client's whole session; over stateless HTTP each request is its own connection, so the
-default holds there), and on 2026-07-28 in each request's ``_meta``, which the SDK checks. Lines below the
-server's own ``SEXTANT_LOG_LEVEL`` are never made, whatever a client asks.
+version's original that could not be removed) goes to stderr as always and, after the call's work and before its
+result, to that call's client at the level the client asked for: on the handshake era (2025) with
+``logging/setLevel``, which lasts for the connection (a stdio client's whole session; over stateless HTTP each
+request is its own connection, so the default holds there), and on 2026-07-28 in each request's ``_meta``, which
+the SDK checks. Lines below the server's own ``SEXTANT_LOG_LEVEL`` are never made, whatever a client asks.
 """
 
 from __future__ import annotations
