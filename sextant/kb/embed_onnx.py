@@ -68,10 +68,11 @@ class OnnxMiniLM:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         self._session = ort.InferenceSession(str(model_file()), options, providers=["CPUExecutionProvider"])
+        # As the torch model's own tokenizer does, this one cuts at the window and pads a batch; the embedder
+        # keeps an untruncated copy for chunking.
         self.tokenizer: Any = Tokenizer.from_file(str(TOKENIZER))
-        self._batcher: Any = Tokenizer.from_file(str(TOKENIZER))
-        self._batcher.enable_truncation(WINDOW)
-        self._batcher.enable_padding(pad_id=0, pad_token="[PAD]")
+        self.tokenizer.enable_truncation(WINDOW)
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
 
     def encode(self, texts: Sequence[str], prompt: str | None, batch_size: int) -> npt.NDArray[np.float32]:
         """Unnormalised sentence vectors, batched by length as sentence-transformers does (less padding)."""
@@ -80,7 +81,7 @@ class OnnxMiniLM:
         out = np.empty((len(texts), DIM), dtype=np.float32)
         for start in range(0, len(texts), batch_size):
             rows = order[start : start + batch_size]
-            encodings = self._batcher.encode_batch([texts[i] for i in rows])
+            encodings = self.tokenizer.encode_batch([texts[i] for i in rows])
             ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
             mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
             (hidden,) = self._session.run(
