@@ -161,6 +161,11 @@ class Stats(BaseModel):
     store_reloads: int = Field(
         default=0, description="Times this process reopened the embedded store's segments to see those writes."
     )
+    unread_files: dict[str, int] = Field(
+        default_factory=dict,
+        description="Files in the folders this server watches (--watch) of types Sextant cannot read, counted by "
+        "type ('.ppt': 3); they are left out of the knowledge base.",
+    )
 
 
 class WorkspaceDropped(BaseModel):

@@ -315,9 +315,9 @@ def _serve(memory_mb: int, timeout_s: float) -> None:
 
     import pymupdf
 
-    from sextant.kb.loaders import _loaders, load_bytes
+    from sextant.kb.loaders import import_loaders, load_bytes
 
-    _loaders()  # imported now, so that no file's time limit pays for the imports
+    import_loaders()
     pymupdf.TOOLS.mupdf_display_errors(False)
     pymupdf.TOOLS.mupdf_display_warnings(False)
     if sys.platform.startswith("linux"):

@@ -14,6 +14,7 @@ import logging
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -65,8 +66,8 @@ def create_server(kb: KnowledgeBase, *, workspace_ttl_s: int | None = None, watc
     async def lifespan(_: Server) -> AsyncIterator[KbContext]:
         context = KbContext(Workspaces(kb), BoundedParser(ParseLimits.from_settings(kb.settings)), bus)
         try:
-            async with task_extension.tasks.running(), watching(kb, context.parser, watch, bus):
-                yield context
+            async with task_extension.tasks.running(), watching(kb, context.parser, watch, bus) as watcher:
+                yield replace(context, watcher=watcher)
         finally:
             context.workspaces.close()
             context.parser.close()

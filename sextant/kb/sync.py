@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -34,7 +34,7 @@ from sextant.contract.results import IngestOutcome
 from sextant.kb.documents import LoadedDocument, LoadError
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for, uri_safe_id
 from sextant.kb.loader_sandbox import BoundedParser
-from sextant.kb.loaders import supported_files
+from sextant.kb.loaders import folder_files
 from sextant.kb.store import StoreError
 from sextant.kb.stored import DocumentRecord
 
@@ -82,11 +82,13 @@ class Action:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """What a sync will do: the actions in order (stores first, then forgets), and what it leaves alone."""
+    """What a sync will do: the actions in order (stores first, then forgets), and what it leaves alone:
+    ``unreadable`` are the files of types no loader reads, which a person is told of."""
 
     actions: tuple[Action, ...] = ()
     unchanged: tuple[StoredFile, ...] = ()
     refused: tuple[tuple[Path, str], ...] = ()
+    unreadable: tuple[Path, ...] = ()
 
     def counts(self) -> dict[Kind, int]:
         kinds: tuple[Kind, ...] = ("add", "update", "move", "forget")
@@ -118,18 +120,21 @@ def file_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def scan(roots: Sequence[Path]) -> dict[Path, str]:
-    """Every supported file under ``roots`` and the SHA-256 of its bytes; a file that vanishes or cannot be
-    read meanwhile is left out (a later scan sees it again)."""
+def scan(roots: Sequence[Path]) -> tuple[dict[Path, str], list[Path]]:
+    """Every supported file under ``roots`` with the SHA-256 of its bytes, and the files no loader reads; a file
+    that vanishes or cannot be read meanwhile is left out (a later scan sees it again)."""
     found: dict[Path, str] = {}
+    unreadable: list[Path] = []
     for root in roots:
-        for path in supported_files(root):
+        files = folder_files(root)
+        unreadable.extend(files.unreadable)
+        for path in files.readable:
             try:
                 with path.open("rb") as stream:
                     found[path] = hashlib.file_digest(stream, "sha256").hexdigest()
             except OSError:
                 continue
-    return found
+    return found, unreadable
 
 
 def stored_files(records: Iterable[DocumentRecord], roots: Sequence[Path]) -> list[StoredFile]:
@@ -221,7 +226,9 @@ def plan_for(kb: KnowledgeBase, roots: Sequence[Path], *, category: str = "") ->
     records = kb.store.list_documents()
     owned = stored_files(records, roots)
     mine = {s.doc_id for s in owned}
-    return plan(scan(roots), owned, {r.id for r in records if r.id not in mine}, roots, category=category)
+    disk, unreadable = scan(roots)
+    todo = plan(disk, owned, {r.id for r in records if r.id not in mine}, roots, category=category)
+    return replace(todo, unreadable=tuple(unreadable))
 
 
 def ingest_file(

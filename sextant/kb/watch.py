@@ -39,6 +39,7 @@ from watchfiles import watch
 
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.loader_sandbox import BoundedParser
+from sextant.kb.loaders import count_types, describe_unreadable
 from sextant.kb.sync import Done, apply, check_roots, plan_for
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,7 @@ class Watcher:
         self.roots = check_roots(roots)
         self.on_pass = on_pass
         self.step_ms, self.settle_s = step_ms, settle_s
+        self.unreadable: dict[str, int] = {}  # files of the last pass no loader reads, by type (kb_stats shows it)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sextant-watch", daemon=True)
 
@@ -152,6 +154,10 @@ class Watcher:
             todo = plan_for(self.kb, self.roots, category=self.category)
             for path, reason in todo.refused:
                 log.warning("watch: refused %s: %s", path, reason)
+            unreadable = count_types(todo.unreadable)
+            if unreadable and unreadable != self.unreadable:
+                log.warning("watch: %s", describe_unreadable(unreadable))
+            self.unreadable = unreadable
             done = apply(self.kb, self.parser, todo, category=self.category, on_done=self._done)
             if self.on_pass is not None:
                 self.on_pass(Pass(paths, done))
@@ -181,11 +187,12 @@ class _Stopped(Exception):
 @asynccontextmanager
 async def watching(
     kb: KnowledgeBase, parser: BoundedParser, roots: Sequence[Path], bus: SubscriptionBus
-) -> AsyncIterator[None]:
-    """Watch ``roots`` (none: do nothing) while the block runs, in a server's lifespan; after each pass that
-    changed the documents, publish ``list_changed`` on ``bus`` on this event loop (its listeners run there)."""
+) -> AsyncIterator[Watcher | None]:
+    """Watch ``roots`` (none: do nothing, and yield None) while the block runs, in a server's lifespan; after each
+    pass that changed the documents, publish ``list_changed`` on ``bus`` on this event loop (its listeners run
+    there)."""
     if not roots:
-        yield
+        yield None
         return
     token = anyio.lowlevel.current_token()
 
@@ -196,7 +203,7 @@ async def watching(
     watcher = Watcher(kb, parser, roots, on_pass=announce)
     watcher.start()
     try:
-        yield
+        yield watcher
     finally:
         # Off the loop, which a pass ending meanwhile needs for its announcement; shielded, so a server
         # cancelled on its way out still lets the document being written finish before the store closes.

@@ -7,6 +7,7 @@ bound, and asserts on what the store holds. Latency and idle cost are bench/watc
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import queue
 import threading
@@ -173,10 +174,24 @@ def test_documents_from_elsewhere_and_unsupported_files_are_left_alone(
     kb: KnowledgeBase, docs: Path, watched: Passes
 ) -> None:
     kb.ingest("upload", LoadedDocument(text="An uploaded note about owls.", title="Owls"), source="upload.md")
-    for name in ("~$report.docx", ".hidden.md", "picture.png"):
+    for name in ("~$report.docx", ".hidden.md", "drawing.svg"):
         (docs / name).write_bytes(b"not a document")
     assert watched.next().done == []
     assert [r.id for r in kb.store.list_documents()] == ["upload"]
+
+
+def test_files_no_loader_reads_are_counted_by_type_and_logged_once(
+    kb: KnowledgeBase, parser: BoundedParser, docs: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    for name in ("drawing.svg", "logo.SVG", "archive.zip", ".hidden.svg"):
+        (docs / name).write_bytes(b"not a document")
+    watcher = Watcher(kb, parser, [docs])  # not started: each pass is run here
+    with caplog.at_level(logging.WARNING, logger="sextant.kb.watch"):
+        watcher.sync_once()
+        watcher.sync_once()
+    assert watcher.unreadable == {".svg": 2, ".zip": 1}
+    lines = [r.getMessage() for r in caplog.records if "cannot read" in r.getMessage()]
+    assert lines == ["watch: 3 files Sextant cannot read were left out: .svg 2, .zip 1"]  # said again only on a change
 
 
 @pytest.mark.slow
@@ -301,12 +316,15 @@ async def test_a_listening_client_hears_of_a_saved_file_and_finds_it(kb: Knowled
         Client(create_server(kb, watch=[docs])) as client,
         client.listen(resources_list_changed=True) as changes,
     ):
+        (docs / "drawing.svg").write_bytes(b"<svg/>")
         (docs / "tea.md").write_text("Oolong is a partially oxidised tea.\n", encoding="utf-8")
         with anyio.fail_after(BOUND_S):
             assert isinstance(await anext(changes), ResourcesListChanged)
         found = await client.call_tool("kb_search", {"query": "partially oxidised tea", "k": 1})
         assert found.structured_content is not None
         assert found.structured_content["hits"][0]["document_id"] == "tea"
+        stats = (await client.call_tool("kb_stats", {})).structured_content
+        assert stats is not None and stats["unread_files"] == {".svg": 1}
 
 
 @pytest.mark.slow

@@ -25,7 +25,7 @@ from sextant.contract.results import IngestOutcome, SkippedPageInfo
 from sextant.kb.documents import LoadedDocument, LoadError
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
 from sextant.kb.loader_sandbox import BoundedParser, ParseLimits
-from sextant.kb.loaders import supported_files
+from sextant.kb.loaders import count_types, describe_unreadable, folder_files
 from sextant.kb.store import StoreError
 from sextant.kb.sync import Done, SyncError, apply, check_roots, ingest_file, plan_for
 from sextant.llm.chat import ChatModel, ModelError
@@ -46,6 +46,7 @@ class Summary:
     unchanged: list[str] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)
     skipped_pages: list[tuple[str, SkippedPageInfo]] = field(default_factory=list)
+    unreadable: list[Path] = field(default_factory=list)  # files in the folders walked that no loader reads
     pages: int = 0
     chunks: int = 0
     overviews: int = 0
@@ -59,6 +60,8 @@ class Summary:
             + (f"; {len(self.skipped_pages)} unreadable pages left out" if self.skipped_pages else "")
             + (f"; overviews: {self.overviews}" if self.overviews else "")
         ]
+        if self.unreadable:
+            out.append(describe_unreadable(count_types(self.unreadable)))
         out.extend(f"refused {name}: {reason}" for name, reason in self.refused)
         out.extend(
             f"left out page {page.label} of {name}: {page.reason}; the rest is stored"
@@ -68,13 +71,16 @@ class Summary:
 
 
 def collect(paths: list[Path], recursive: bool, summary: Summary) -> Iterator[Path]:
-    """The files named, walking folders only with ``-r``; anything else is refused into ``summary``."""
+    """The files named, walking folders only with ``-r``; anything else is refused into ``summary``, and files
+    in the folders that no loader reads are counted there."""
     for path in paths:
         if path.is_dir():
             if not recursive:
                 summary.refused.append((str(path), "is a folder; pass -r to ingest the files in it"))
                 continue
-            yield from supported_files(path)
+            found = folder_files(path)
+            summary.unreadable.extend(found.unreadable)
+            yield from found.readable
         elif path.exists():
             yield path
         else:
@@ -181,6 +187,8 @@ def sync_folders(
     print(f"sync of {len(roots)} folders: {planned}, {len(todo.unchanged)} unchanged, {len(todo.refused)} refused")
     for path, reason in todo.refused:
         print(f"refused {path}: {reason}")
+    if todo.unreadable:
+        print(describe_unreadable(count_types(todo.unreadable)))
     if dry_run:
         for action in todo.actions:
             print(action.describe(roots))

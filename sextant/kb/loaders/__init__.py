@@ -2,46 +2,86 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from sextant.kb.documents import LoadedDocument, LoadError
 
 Loader = Callable[[bytes, str], LoadedDocument]
 
+# Suffix -> the module of this package whose ``load(data, name)`` reads it. Modules are imported at first use,
+# so that `sextant-kb --help` does not pay for PyMuPDF, python-docx and the rest.
+_FORMATS: dict[str, str] = {
+    ".pdf": "pdf",
+    ".docx": "docx",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "text",
+    ".text": "text",
+}
 
-def _loaders() -> dict[str, Loader]:
-    # Imported lazily so that `sextant-kb --help` does not pay for PyMuPDF and python-docx.
-    from sextant.kb.loaders import docx, markdown, pdf, text
-
-    return {
-        ".pdf": pdf.load,
-        ".docx": docx.load,
-        ".md": markdown.load,
-        ".markdown": markdown.load,
-        ".txt": text.load,
-        ".text": text.load,
-    }
+SUPPORTED_SUFFIXES = tuple(_FORMATS)
+NO_SUFFIX = "(no suffix)"
 
 
-SUPPORTED_SUFFIXES = (".pdf", ".docx", ".md", ".markdown", ".txt", ".text")
+@dataclass(frozen=True, slots=True)
+class FolderFiles:
+    """The files under a folder: those a loader reads, and the rest (which a person should hear about)."""
+
+    readable: list[Path]
+    unreadable: list[Path]
+
+
+def folder_files(folder: Path) -> FolderFiles:
+    """Every file under ``folder`` (recursively), in path order, split by whether a loader reads it.
+
+    Hidden files and folders (``.git``, ``.obsidian``, an editor's ``.#notes.md``) and Office's ``~$`` lock
+    files are in neither list: they are tools' state, not documents.
+    """
+    readable: list[Path] = []
+    unreadable: list[Path] = []
+    for path in sorted(folder.rglob("*")):
+        if _hidden(path.relative_to(folder)) or not path.is_file():
+            continue
+        (readable if path.suffix.lower() in _FORMATS else unreadable).append(path)
+    return FolderFiles(readable, unreadable)
 
 
 def supported_files(folder: Path) -> list[Path]:
-    """Every file under ``folder`` (recursively) that a loader can read, in path order.
+    """Every file under ``folder`` that a loader can read, in path order (see ``folder_files``)."""
+    return folder_files(folder).readable
 
-    Hidden files and folders (``.git``, ``.obsidian``, an editor's ``.#notes.md``) and Office's ``~$`` lock
-    files are left out: they are tools' state, not documents.
-    """
-    return sorted(
-        p
-        for p in folder.rglob("*")
-        if p.suffix.lower() in SUPPORTED_SUFFIXES and not _hidden(p.relative_to(folder)) and p.is_file()
-    )
+
+def file_type(path: Path) -> str:
+    """What a file is counted as when no loader reads it: its suffix in lower case."""
+    return path.suffix.lower() or NO_SUFFIX
+
+
+def count_types(paths: Iterable[Path]) -> dict[str, int]:
+    """How many of ``paths`` there are of each type, most first (then by name)."""
+    counts = Counter(file_type(path) for path in paths)
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def describe_unreadable(counts: dict[str, int]) -> str:
+    """One line that names what was left out, by type: ``3 files Sextant cannot read were left out: .ppt 2, .zip 1``."""
+    total = sum(counts.values())
+    kinds = ", ".join(f"{kind} {n}" for kind, n in counts.items())
+    files, were = ("files", "were") if total != 1 else ("file", "was")
+    return f"{total} {files} Sextant cannot read {were} left out: {kinds}"
 
 
 def _hidden(relative: Path) -> bool:
     return any(part.startswith((".", "~$")) for part in relative.parts)
+
+
+def import_loaders() -> None:
+    """Import every loader now: the parse worker does, so that no file's time limit pays for the imports."""
+    for module in sorted(set(_FORMATS.values())):
+        importlib.import_module(f"{__name__}.{module}")
 
 
 def load_bytes(data: bytes, name: str, *, max_pdf_pages: int | None = None) -> LoadedDocument:
@@ -58,10 +98,11 @@ def load_bytes(data: bytes, name: str, *, max_pdf_pages: int | None = None) -> L
         from sextant.kb.loaders import pdf
 
         return pdf.load(data, name, max_pages=max_pdf_pages)
-    loader = _loaders().get(suffix)
-    if loader is None:
+    module = _FORMATS.get(suffix)
+    if module is None:
         supported = ", ".join(SUPPORTED_SUFFIXES)
         raise LoadError(name, f"unsupported file type {suffix or '(none)'!r}; supported: {supported}")
+    loader: Loader = importlib.import_module(f"{__name__}.{module}").load
     return loader(data, name)
 
 

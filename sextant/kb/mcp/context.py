@@ -31,6 +31,7 @@ from sextant.kb.mcp import client_log
 from sextant.kb.refusal import KnowledgeBaseError
 from sextant.kb.remote.access import http_principal
 from sextant.kb.store import StoreError
+from sextant.kb.watch import Watcher
 from sextant.kb.workspaces import Workspaces
 from sextant.logs import request_id
 
@@ -51,6 +52,7 @@ class KbContext:
     workspaces: Workspaces
     parser: BoundedParser  # one parsing worker for every workspace; it starts at the first upload
     bus: InMemorySubscriptionBus
+    watcher: Watcher | None = None  # keeps the default knowledge base mirroring the --watch folders
 
 
 Server = MCPServer[KbContext]

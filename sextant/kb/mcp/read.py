@@ -16,7 +16,7 @@ from pydantic import Field
 from sextant.contract.results import DetailLevel, DocumentList, PageImage, SearchResult, Stats
 from sextant.contract.tools import KB_LIST, KB_PAGE_IMAGE, KB_SEARCH, KB_STATS
 from sextant.kb.mcp import passage_app
-from sextant.kb.mcp.context import READ_ONLY, Server, Tools, in_thread, kb_of
+from sextant.kb.mcp.context import READ_ONLY, Server, Tools, in_thread, kb_of, lifespan_of
 from sextant.kb.page_image import RenderFailed, page_image
 
 log = logging.getLogger(__name__)
@@ -101,8 +101,13 @@ def register(server: Server, tools: Tools) -> None:
     @tools.add(KB_STATS, "Knowledge-base statistics", READ_ONLY)
     async def kb_stats(ctx: Context) -> Stats:
         """Counts of documents and chunks, the embedder, whether a reranker is in use, where the store is, and how
-        often this process followed other processes' writes to it."""
-        return await in_thread(ToolError, kb_of(ctx).stats)
+        often this process followed other processes' writes to it; with --watch, the files left out by type."""
+        kb = kb_of(ctx)
+        stats = await in_thread(ToolError, kb.stats)
+        watcher = lifespan_of(ctx).watcher
+        if watcher is not None and watcher.kb is kb:
+            stats = stats.model_copy(update={"unread_files": watcher.unreadable})
+        return stats
 
     @server.resource(DOCUMENT_URI, mime_type="text/plain", title="Document text")
     async def document_resource(doc_id: str, ctx: Context) -> str:

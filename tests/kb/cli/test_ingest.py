@@ -42,6 +42,7 @@ def test_ingest_a_folder_summarises_and_refuses_bad_files(
     out = capsys.readouterr().out
     assert "3 files: 2 added, 0 replaced, 0 unchanged (skipped), 1 refused" in out
     assert "refused " + str(docs / "broken.pdf") in out
+    assert "1 file Sextant cannot read was left out: .xyz 1" in out
 
     kb = KnowledgeBase.open(KbSettings(chroma_dir=store, _env_file=None), embedder=embedder)  # type: ignore[call-arg]
     docs_in_store = {d.id: d for d in kb.documents()}
@@ -124,10 +125,13 @@ def test_sync_prints_its_plan_mirrors_the_folder_and_then_has_nothing_to_do(
     (docs / "sub").mkdir(parents=True)
     (docs / "tea.md").write_text("# Tea\n\nOolong is partially oxidised.\n", encoding="utf-8")
     (docs / "sub" / "coffee.txt").write_text("Coffee: arabica grows at altitude.\n", encoding="utf-8")
+    for name in ("deck.key", "sub/old.KEY", "Makefile"):  # types no loader reads: named, not an error
+        (docs / name).write_bytes(b"\x00")
 
     assert _run(["--sync", str(docs), "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "sync of 1 folders: 2 to add, 0 to update, 0 to move, 0 to forget, 0 unchanged, 0 refused" in out
+    assert "3 files Sextant cannot read were left out: .key 2, (no suffix) 1" in out
     assert "add    docs/tea.md (as tea)" in out and "dry run: nothing was changed" in out
 
     assert _run(["--sync", str(docs), "--no-summaries"]) == 0
