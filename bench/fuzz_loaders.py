@@ -48,12 +48,19 @@ def main() -> None:
     )
     parser.add_argument("--corpus", type=Path, default=REPO / "tests" / "kb" / "fuzz_corpus")
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument(
+        "--formats", nargs="+", metavar="SUFFIX", help="fuzz only seeds of these suffixes (.pptx .xlsx); default all"
+    )
     defaults = ParseLimits()
     parser.add_argument("--timeout", type=float, default=defaults.timeout_s, help="SEXTANT_PARSE_TIMEOUT_S")
     parser.add_argument("--memory-mb", type=int, default=defaults.memory_mb, help="SEXTANT_PARSE_MEMORY_MB")
     args = parser.parse_args()
 
     seeds = made_seeds() + shared_seeds(args.data)
+    if args.formats:
+        seeds = [s for s in seeds if Path(s.name).suffix in set(args.formats)]
+        if not seeds:
+            parser.error(f"no seed has a suffix among {' '.join(args.formats)}")
     print(f"{len(seeds)} seeds: {', '.join(s.name for s in seeds)}", file=sys.stderr)
     limits = ParseLimits(timeout_s=args.timeout, memory_mb=args.memory_mb)
     stats = Stats(limits.timeout_s + START_SLACK_S)

@@ -68,12 +68,8 @@ _JUNK = {
         b'<w:gridSpan w:val="99999"/>',
         b"<w:vMerge/>",
         b'<w:pStyle w:val="Heading9"/>',
-        b'<!DOCTYPE x [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;">]>',
         b"<w:p>" * 512,
         b"</w:body>",
-        b"\x00\xff",
-        b"PK\x03\x04",
-        b"&#0;",
         b"<w:t>" + "\u202e".encode() * 8,
     ],
     ".md": [
@@ -93,7 +89,19 @@ _JUNK = {
     ],
     ".txt": [b"\n===\n", b"\n---\n", b"\nSHOUTED HEADING\n\n", b"\r\n" * 100, b"\x00", b"\xff\xfe", b"\t" * 500],
 }
-_DOCX_MEMBERS = ("word/document.xml", "word/styles.xml", "[Content_Types].xml", "docProps/core.xml")
+# A zip package's damage that matters is in its XML (the zip layer alone refuses most of its own damage).
+_ZIP_PACKAGES = (".docx", ".pptx", ".xlsx", ".odt", ".odp", ".ods", ".epub")
+_XML_MEMBER = re.compile(r"\.(?:xml|xhtml|html|opf|ncx|rels)$|^mimetype$")
+_XML_JUNK = [
+    b'<!DOCTYPE x [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;">]>',
+    b'<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>&e;',
+    b"</",
+    b"<a>" * 512,
+    b"&#0;",
+    b"\x00\xff",
+    b"PK\x03\x04",
+    "\u202e".encode() * 8,
+]
 
 
 def made_seeds() -> list[Seed]:
@@ -120,8 +128,8 @@ def mutated(draw: st.DrawFn, seeds: list[Seed]) -> Seed:
     suffix = draw(st.sampled_from([f for f in (".pdf", *formats) if f in formats]))
     seed = draw(st.sampled_from([s for s in seeds if Path(s.name).suffix == suffix]))
     steps = draw(st.integers(1, 4))
-    if suffix == ".docx" and draw(st.booleans()):
-        data = _mutate_member(draw, seed.data, steps, seeds)
+    if suffix in _ZIP_PACKAGES and draw(st.booleans()):
+        data = _mutate_member(draw, seed.data, suffix, steps, seeds)
     else:
         data = seed.data
         for _ in range(steps):
@@ -129,12 +137,13 @@ def mutated(draw: st.DrawFn, seeds: list[Seed]) -> Seed:
     return Seed(seed.name, data)
 
 
-def _mutate_member(draw: st.DrawFn, package: bytes, steps: int, seeds: list[Seed]) -> bytes:
+def _mutate_member(draw: st.DrawFn, package: bytes, suffix: str, steps: int, seeds: list[Seed]) -> bytes:
     with zipfile.ZipFile(io.BytesIO(package)) as source:
         members = {info.filename: source.read(info) for info in source.infolist()}
-    target = draw(st.sampled_from([m for m in _DOCX_MEMBERS if m in members]))
+    target = draw(st.sampled_from(sorted(m for m in members if _XML_MEMBER.search(m))))
+    junk = _JUNK.get(suffix, []) + _XML_JUNK
     for _ in range(steps):
-        members[target] = _mutate(draw, members[target], _JUNK[".docx"], seeds)
+        members[target] = _mutate(draw, members[target], junk, seeds)
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zipped:
         for name, content in members.items():
