@@ -17,6 +17,11 @@ Loader = Callable[[bytes, str], LoadedDocument]
 _FORMATS: dict[str, str] = {
     ".pdf": "pdf",
     ".docx": "docx",
+    ".odt": "odt",
+    ".ott": "odt",
+    ".pptx": "pptx",
+    ".odp": "odp",
+    ".otp": "odp",
     ".md": "markdown",
     ".markdown": "markdown",
     ".txt": "text",
