@@ -1,0 +1,1 @@
+"""Fetching and crawling web addresses, against a local server."""
