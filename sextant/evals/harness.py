@@ -17,8 +17,9 @@ from typing import Any
 from sextant.contract.results import SearchMode, SearchResult
 from sextant.evals.golden import Cited, Question, judge
 from sextant.evals.metrics import abstention_rates, hit_at_1, mrr_at_k, ndcg_at_k, recall_at_k
+from sextant.kb.document_ids import document_id_for
 from sextant.kb.documents import LoadError
-from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
+from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
 from sextant.kb.loaders import load_file, supported_files
 
 PRIMARY = "ndcg@10"

@@ -31,12 +31,18 @@ class PageSpan:
 
 @dataclass(frozen=True, slots=True)
 class SectionSpan:
-    """A section, from its heading to the next heading of the same or a higher level."""
+    """A section, from its heading to the next heading of the same or a higher level.
+
+    ``anchor``: where a link can point at the heading, for a citation's ``#fragment``; "" when the format
+    has none. In HTML the fragment id (no ``#``); in an EPUB the chapter's path in the package, with
+    ``#id`` when the heading has one (``text/ch01.xhtml#rules``).
+    """
 
     start: int
     end: int
     title: str
     level: int = 1
+    anchor: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from sextant.contract.results import IngestOutcome
 from sextant.contract.tools import IngestDocument
+from sextant.kb.document_ids import document_id_for
 from sextant.kb.documents import LoadedDocument, LoadError, join_pages
-from sextant.kb.knowledge_base import KnowledgeBase, Progress, document_id_for
+from sextant.kb.knowledge_base import KnowledgeBase, Progress
 from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.loaders import markdown
 from sextant.kb.refusal import KnowledgeBaseError

@@ -6,12 +6,10 @@ import dataclasses
 import hashlib
 import json
 import logging
-import re
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import asdict
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -27,7 +25,8 @@ from sextant.contract.results import (
 from sextant.kb.chunk_meta import ChunkMeta
 from sextant.kb.chunking import ChunkingConfig, chunk_document
 from sextant.kb.derived_indexes import FETCH_BATCH, DerivedIndexes, lexical_dir, lock_folder
-from sextant.kb.documents import LoadedDocument
+from sextant.kb.document_ids import validate_document_id
+from sextant.kb.documents import LoadedDocument, PageSpan, SectionSpan, TableSpan
 from sextant.kb.embeddings import Embedder, load_embedder, load_query_encoder
 from sextant.kb.follow_migration import following_migrations
 from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
@@ -46,31 +45,11 @@ log = logging.getLogger(__name__)
 
 # Bump when chunk boundaries change for the same settings, so unchanged files are re-chunked.
 CHUNKER_VERSION = 1
-DOC_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 EMBED_BATCH = 32
+_LATER_FIELDS = ("anchor",)  # span fields added since stores were first written
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, message)``: called as a document's chunks are embedded."""
-
-
-def document_id_for(path: Path) -> str:
-    """The id a file gets when ingested: its name without the suffix, made URI-safe."""
-    return uri_safe_id(path.stem)
-
-
-def uri_safe_id(text: str) -> str:
-    """``text`` as a document id: runs of other characters become one '-', and at most 128 are kept."""
-    return (re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "document")[:128]
-
-
-def validate_document_id(doc_id: str) -> str:
-    """Raises KnowledgeBaseError unless ``doc_id`` is 1-128 URI-safe characters."""
-    if not DOC_ID.match(doc_id):
-        raise KnowledgeBaseError(
-            f"invalid document id {doc_id!r}: use 1-128 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit"
-        )
-    return doc_id
 
 
 class KnowledgeBase:
@@ -375,7 +354,7 @@ class KnowledgeBase:
         return self.indexes.batch()
 
     def _content_hash(self, doc: LoadedDocument, source: str, category: str, file_hash: str) -> str:
-        spans = json.dumps([[asdict(s) for s in group] for group in (doc.pages, doc.sections, doc.tables)])
+        spans = json.dumps([[_span_key(s) for s in group] for group in (doc.pages, doc.sections, doc.tables)])
         parts = [
             doc.text,
             doc.title,
@@ -465,6 +444,13 @@ class KnowledgeBase:
             followed_writes=self.indexes.followed,
             store_reloads=self.store.reloads,
         )
+
+
+def _span_key(span: PageSpan | SectionSpan | TableSpan) -> dict[str, Any]:
+    """A span's fields as hashed. A field added after documents were stored (a section's ``anchor``) is left out
+    while empty, so those documents keep their hashes and are not embedded again."""
+    fields = asdict(span)
+    return {name: value for name, value in fields.items() if not (name in _LATER_FIELDS and value == "")}
 
 
 def _dense_key(dense_text: str) -> str:

@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Literal
 
 from sextant.contract.results import IngestOutcome
+from sextant.kb.document_ids import document_id_for, uri_safe_id
 from sextant.kb.documents import LoadedDocument, LoadError
-from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for, uri_safe_id
+from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
 from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.loaders import folder_files
 from sextant.kb.store import StoreError

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sextant.kb.chunking import ChunkingConfig, Tokenizer, chunk_document
+from sextant.kb.document_ids import uri_safe_id
 from sextant.kb.documents import LoadError
-from sextant.kb.knowledge_base import uri_safe_id
 from sextant.kb.loaders import load_file, supported_files
 from sextant.training import adapt
 from sextant.training.cli import exits_on, parse_offline, say

@@ -13,8 +13,9 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from sextant.kb.document_ids import document_id_for
 from sextant.kb.embeddings import Embedder
-from sextant.kb.knowledge_base import KnowledgeBase, document_id_for
+from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.loaders import load_file
 from sextant.settings import KbSettings
 from tests.conftest import require_data

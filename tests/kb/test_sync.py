@@ -13,9 +13,10 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule, run_state_machine_as_test
 
+from sextant.kb.document_ids import document_id_for, uri_safe_id
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder
-from sextant.kb.knowledge_base import KnowledgeBase, document_id_for, uri_safe_id
+from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.loaders import supported_files
 from sextant.kb.stored import DocumentRecord

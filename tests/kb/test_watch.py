@@ -23,9 +23,10 @@ from hypothesis.stateful import rule, run_state_machine_as_test
 from mcp import Client, StdioServerParameters
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ServerEvent
 
+from sextant.kb.document_ids import document_id_for, uri_safe_id
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder
-from sextant.kb.knowledge_base import KnowledgeBase, document_id_for, uri_safe_id
+from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.server import create_server
 from sextant.kb.stored import DocumentRecord

@@ -22,8 +22,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from sextant.contract.results import IngestOutcome, SkippedPageInfo
+from sextant.kb.document_ids import document_id_for
 from sextant.kb.documents import LoadedDocument, LoadError
-from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, document_id_for
+from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
 from sextant.kb.loader_sandbox import BoundedParser, ParseLimits
 from sextant.kb.loaders import count_types, describe_unreadable, folder_files
 from sextant.kb.store import StoreError

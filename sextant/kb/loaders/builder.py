@@ -15,6 +15,9 @@ from pathlib import PurePath
 from sextant.kb.documents import RowSpan, SectionSpan, TableSpan
 
 TITLE_MAX_CHARS = 120
+CELL_SEPARATOR = " | "  # between a table row's cells, in every format: one row is one line
+# Word 97-2003, PowerPoint 97-2003 and password-protected Office files are OLE compound files, not zips.
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 
 # "Table 3:", "TABLE 3.", "Table IV -", "Tab. 2:"; the number keeps prose like "Table captions" out.
 CAPTION_RE = re.compile(r"^\s*(?:table|tab\.)\s*(?:\d+|[ivxlc]+)(?:\.\d+)*\s*[:.|—–-]", re.IGNORECASE)

@@ -17,13 +17,18 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 
 from sextant.kb.documents import LoadedDocument, LoadError, TableSpan
-from sextant.kb.loaders.builder import CAPTION_RE, Heading, TextBuilder, clean_title, close_sections, stem
-
-CELL_SEPARATOR = " | "
+from sextant.kb.loaders.builder import (
+    CAPTION_RE,
+    CELL_SEPARATOR,
+    OLE_MAGIC,
+    Heading,
+    TextBuilder,
+    clean_title,
+    close_sections,
+    stem,
+)
 
 _HEADING_STYLE_RE = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)
-# Word 97-2003 documents (and password-protected .docx files) are OLE compound files, not zips.
-_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 
 
 def load(data: bytes, name: str) -> LoadedDocument:
@@ -67,7 +72,7 @@ def load(data: bytes, name: str) -> LoadedDocument:
 
 
 def _open(data: bytes, name: str) -> DocxDocument:
-    if data.startswith(_OLE_MAGIC):
+    if data.startswith(OLE_MAGIC):
         raise LoadError(
             name,
             "a legacy Word 97-2003 file or a password-protected document, not a .docx; "

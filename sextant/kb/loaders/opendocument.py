@@ -24,10 +24,9 @@ from dataclasses import dataclass
 from lxml import etree
 
 from sextant.kb.documents import LoadError
-from sextant.kb.loaders.builder import clean_title
+from sextant.kb.loaders.builder import CELL_SEPARATOR, OLE_MAGIC, clean_title
 from sextant.kb.loaders.slides import Paragraph, Table
 
-CELL_SEPARATOR = " | "
 NS = {
     "office": "urn:oasis:names:tc:opendocument:xmlns:office:1.0",
     "text": "urn:oasis:names:tc:opendocument:xmlns:text:1.0",
@@ -42,7 +41,6 @@ NS = {
 }
 
 # Word/PowerPoint 97-2003 files, StarOffice 5 files and password-protected Office files are OLE compound files.
-OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 
 # No entity expansion, no DTD, no network: a content.xml that declares entities gets none of them.
 _PARSER = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False)

@@ -29,7 +29,7 @@ from pptx.slide import Slide as PptxSlide
 from pptx.table import Table as PptxTable
 
 from sextant.kb.documents import LoadedDocument, LoadError, SkippedPage
-from sextant.kb.loaders.opendocument import CELL_SEPARATOR, OLE_MAGIC
+from sextant.kb.loaders.builder import CELL_SEPARATOR, OLE_MAGIC
 from sextant.kb.loaders.slides import Paragraph, Slide, Table, deck
 
 logger = logging.getLogger(__name__)

@@ -17,10 +17,10 @@ from pydantic import Field
 
 from sextant.contract.results import DocumentInfo, IngestOutcome, IngestReport
 from sextant.contract.tools import KB_INGEST, KB_SET_OVERVIEW, KB_UPLOAD, IngestDocument
+from sextant.kb.document_ids import document_id_for
 from sextant.kb.documents import LoadError
 from sextant.kb.ingest_service import group_pages, ingest_file, ingest_text, refusal
 from sextant.kb.ingest_tasks import IngestReporter
-from sextant.kb.knowledge_base import document_id_for
 from sextant.kb.loader_sandbox import check_file_size
 from sextant.kb.mcp.context import REPLACING, Server, Tools, announce_documents_changed, in_thread, kb_of, lifespan_of
 from sextant.kb.remote.access import require_write

@@ -1,0 +1,146 @@
+"""EPUB books: two from Debian packages (Sphinx's and SiSU's EPUB output) and made ones for the edge cases."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from sextant.kb.documents import LoadError
+from sextant.kb.loaders import epub
+from tests.kb.loaders.html_factory import assert_sections_cite_headings, chapter, encryption_xml
+from tests.kb.loaders.html_factory import epub as make_epub
+
+# Debian: apt-get install ubuntu-packaging-guide-epub live-manual-epub
+PACKAGING_GUIDE = Path("/usr/share/doc/ubuntu-packaging-guide-epub/ubuntu-packaging-guide.epub")
+LIVE_MANUAL = Path("/usr/share/doc/live-manual/epub/live-manual.en.epub")
+
+
+def _real(path: Path) -> bytes:
+    if not path.is_file():
+        pytest.skip(f"{path} is absent: apt-get install {path.parts[4]} to test on a real EPUB")
+    return path.read_bytes()
+
+
+def test_sphinx_book_reads_its_chapters_in_spine_order() -> None:
+    doc = epub.load(_real(PACKAGING_GUIDE), PACKAGING_GUIDE.name)
+    assert doc.title == "Ubuntu Packaging Guide"
+    chapters = [s.title for s in doc.sections if s.level == 1]
+    assert chapters[:3] == ["Ubuntu Packaging Guide", "1. Introduction to Ubuntu Development", "2. Getting Set Up"]
+    gpg = next(s for s in doc.sections if s.title == "2.1.1. Create your GPG key")
+    assert (gpg.level, gpg.anchor) == (3, "ubuntu-packaging-guide/getting-set-up.xhtml#create-your-gpg-key")
+    # The spine's linear="no" items are the guide's other translations.
+    assert "Einführung" not in doc.text
+    assert_sections_cite_headings(doc)
+
+
+def test_sisu_book_without_section_markup_still_has_a_section_per_chapter() -> None:
+    doc = epub.load(_real(LIVE_MANUAL), LIVE_MANUAL.name)
+    assert doc.title == "Live Systems Manual"
+    installation = next(s for s in doc.sections if s.title == "3. Installation" and s.level == 1)
+    assert installation.anchor == "OEBPS/installation.xhtml#o109"
+    assert "3.1 Requirements" in doc.text[installation.start : installation.end]
+    assert_sections_cite_headings(doc)
+
+
+def test_chapters_become_level_one_sections_and_headings_nest_under_them() -> None:
+    data = make_epub(
+        [
+            ("one.xhtml", chapter('<h2 id="c1">Chapter One</h2><p>First.</p><h3 id="s">Scene</h3><p>Inner.</p>')),
+            ("two.xhtml", chapter("<p>Untitled opening text.</p><h1>A Part</h1><p>More.</p>", title="Two")),
+            ("three.xhtml", chapter("<p>Plain.</p>")),
+            ("cover.xhtml", chapter("")),
+        ],
+        nav=(("two.xhtml", "Chapter Two"), ("one.xhtml#c1", "Chapter One")),
+    )
+    doc = epub.load(data, "made.epub")
+    assert doc.title == "A Made Book"
+    assert [(s.title, s.level, s.anchor) for s in doc.sections] == [
+        ("Chapter One", 1, "OEBPS/one.xhtml#c1"),
+        ("Scene", 2, "OEBPS/one.xhtml#s"),
+        ("Chapter Two", 1, "OEBPS/two.xhtml"),  # the label from the table of contents, written above the text
+        ("A Part", 2, "OEBPS/two.xhtml"),
+    ]
+    assert doc.text.endswith("Chapter Two\n\nUntitled opening text.\n\nA Part\n\nMore.\n\nPlain.")
+    two = doc.sections[2]
+    assert doc.text[two.start : two.end].endswith("More.")  # the untitled third chapter is in no section
+    assert_sections_cite_headings(doc)
+
+
+def test_tables_in_chapters_keep_their_rows() -> None:
+    table = "<h1>Prices</h1><table><tr><th>Item</th><th>Cost</th></tr><tr><td>Tea</td><td>2</td></tr></table>"
+    doc = epub.load(make_epub([("a.xhtml", chapter("<h1>Intro</h1><p>x</p>")), ("b.xhtml", chapter(table))]), "t.epub")
+    (prices,) = doc.tables
+    assert prices.header == "Item | Cost"
+    assert [doc.text[r.start : r.end] for r in prices.rows] == ["Tea | 2"]
+    assert_sections_cite_headings(doc)
+
+
+def test_non_linear_items_are_left_out_and_a_chapter_read_twice_is_read_once() -> None:
+    data = make_epub(
+        [("a.xhtml", chapter("<h1>Main</h1>")), ("notes.xhtml", chapter("<h1>Notes</h1>"))], non_linear=("notes.xhtml",)
+    )
+    assert epub.load(data, "n.epub").text == "Main"
+
+
+def test_title_falls_back_to_the_first_chapter_then_the_file_name() -> None:
+    assert epub.load(make_epub([("a.xhtml", chapter("<h1>Heading</h1>"))], title=""), "book.epub").title == "Heading"
+    assert epub.load(make_epub([("a.xhtml", chapter("<p>x</p>"))], title=""), "dir/book.epub").title == "book"
+
+
+def test_font_obfuscation_is_not_drm() -> None:
+    fonts = encryption_xml([("http://www.idpf.org/2008/embedding", "OEBPS/fonts/serif.otf")])
+    assert epub.load(make_epub([("a.xhtml", chapter("<h1>Free</h1>"))], encryption=fonts), "f.epub").text == "Free"
+
+
+def test_drm_encrypted_content_is_refused() -> None:
+    drm = encryption_xml(
+        [
+            ("http://www.w3.org/2001/04/xmlenc#aes128-cbc", "OEBPS/a.xhtml"),
+            ("http://www.idpf.org/2008/embedding", "f.otf"),
+        ]
+    )
+    with pytest.raises(LoadError) as refused:
+        epub.load(make_epub([("a.xhtml", chapter("<h1>Locked</h1>"))], encryption=drm), "drm.epub")
+    assert refused.value.reason.startswith(
+        "DRM-protected: META-INF/encryption.xml encrypts 1 file(s), such as OEBPS/a.xhtml"
+    )
+
+
+def _zip(files: dict[str, str]) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as book:
+        for path, content in files.items():
+            book.writestr(path, content)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"not a zip at all", "not an EPUB (it is not a zip package)"),
+        (_zip({"mimetype": "application/epub+zip"}), "META-INF/container.xml is missing"),
+        (_zip({"META-INF/container.xml": "<container><unclosed>"}), "not well-formed XML"),
+        (make_epub([("a.xhtml", chapter(""))]), "empty: no chapter"),
+        (make_epub([("a.xhtml", "\x00\x01binary")]), "chapter OEBPS/a.xhtml: binary content"),
+    ],
+)
+def test_unreadable_books_are_refused_with_a_reason(data: bytes, reason: str) -> None:
+    with pytest.raises(LoadError) as refused:
+        epub.load(data, "bad.epub")
+    assert reason in refused.value.reason
+    assert refused.value.name == "bad.epub"
+
+
+def test_a_chapter_missing_from_the_package_is_named() -> None:
+    data = make_epub([("a.xhtml", chapter("<h1>A</h1>"))])
+    with zipfile.ZipFile(io.BytesIO(data)) as book:
+        kept = {info.filename: book.read(info) for info in book.infolist() if info.filename != "OEBPS/a.xhtml"}
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as book:
+        for path, content in kept.items():
+            book.writestr(path, content)
+    with pytest.raises(LoadError, match=r"OEBPS/a\.xhtml is named in the package but missing"):
+        epub.load(out.getvalue(), "gap.epub")
