@@ -65,3 +65,5 @@ def configure_logging(level: str, fmt: Literal["text", "json"]) -> None:
     else:
         handler.setFormatter(_TextFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=level, handlers=[handler], force=True)
+    # httpx logs each request at INFO; what a fetch or a model call did is logged by its caller, in its words.
+    logging.getLogger("httpx").setLevel(logging.WARNING)

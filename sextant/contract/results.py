@@ -111,6 +111,12 @@ class IngestOutcome(BaseModel):
     embedded: int = Field(
         0, description="Chunks embedded by this call; the others kept the vectors stored for the same text."
     )
+    parts: list[IngestOutcome] = Field(
+        default_factory=list,
+        description="The documents stored from the files this one holds (a mailbox's messages, a message's "
+        "attachments), each with its own outcome; a part left out (unreadable, or a type no loader reads) is "
+        "'refused' with its reason.",
+    )
 
 
 class IngestReport(BaseModel):

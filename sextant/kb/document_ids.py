@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from pathlib import Path, PurePath
+from pathlib import Path, PurePath, PurePosixPath
+from urllib.parse import urlsplit
 
 from sextant.kb.refusal import KnowledgeBaseError
 
@@ -25,9 +26,27 @@ def document_id_for(path: Path) -> str:
     return uri_safe_id(path.stem)
 
 
+def url_document_id(url: str) -> str:
+    """The id a web page gets: its host and path without the last part's suffix (``docs.python.org-3-library-socket``),
+    and its query; one too long for an id keeps its first 111 characters and a hash of the whole address."""
+    parts = urlsplit(url)
+    path = PurePosixPath(parts.path or "/")
+    if path.suffix:
+        path = path.with_suffix("")
+    text = "-".join(p for p in (parts.netloc, str(path).strip("/"), parts.query) if p)
+    safe = _safe(text)
+    if len(safe) <= MAX_ID:
+        return safe
+    return f"{safe[:111]}-{hashlib.sha256(url.encode('utf-8')).hexdigest()[:16]}"
+
+
 def uri_safe_id(text: str) -> str:
     """``text`` as a document id: runs of other characters become one '-', and at most 128 are kept."""
-    return (re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "document")[:MAX_ID]
+    return _safe(text)[:MAX_ID]
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "document"
 
 
 def validate_document_id(doc_id: str) -> str:

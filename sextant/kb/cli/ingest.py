@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from sextant.contract.results import IngestOutcome, SkippedPageInfo
+from sextant.kb.cli.web import ingest_addresses, is_address
 from sextant.kb.document_ids import document_id_for
 from sextant.kb.documents import LoadedDocument, LoadError
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
@@ -48,9 +49,24 @@ class Summary:
     refused: list[tuple[str, str]] = field(default_factory=list)
     skipped_pages: list[tuple[str, SkippedPageInfo]] = field(default_factory=list)
     unreadable: list[Path] = field(default_factory=list)  # files in the folders walked that no loader reads
+    notes: list[str] = field(default_factory=list)  # what else a person should hear (a crawl's report)
     pages: int = 0
     chunks: int = 0
     overviews: int = 0
+
+    def add(self, name: str, outcome: IngestOutcome) -> None:
+        """Count one document's outcome under ``name`` (a path or an address), and its parts' (a mailbox's
+        messages, a message's attachments) under ``name`` and theirs."""
+        if outcome.status == "refused":
+            self.refused.append((name, outcome.reason))
+        else:
+            getattr(self, outcome.status).append(outcome.id)
+        self.skipped_pages.extend((name, page) for page in outcome.skipped_pages)
+        if outcome.status not in ("unchanged", "refused"):
+            self.pages += outcome.pages
+            self.chunks += outcome.chunks
+        for part in outcome.parts:
+            self.add(f"{name} › {part.title or part.id}", part)
 
     def lines(self) -> list[str]:
         files = len(self.added) + len(self.replaced) + len(self.unchanged) + len(self.refused)
@@ -63,6 +79,7 @@ class Summary:
         ]
         if self.unreadable:
             out.append(describe_unreadable(count_types(self.unreadable)))
+        out.extend(self.notes)
         out.extend(f"refused {name}: {reason}" for name, reason in self.refused)
         out.extend(
             f"left out page {page.label} of {name}: {page.reason}; the rest is stored"
@@ -161,15 +178,46 @@ def ingest_paths(
             except (KnowledgeBaseError, StoreError) as exc:
                 summary.refused.append((str(path), str(exc)))
             else:
-                getattr(summary, outcome.status).append(doc_id)
-                summary.skipped_pages.extend((str(path), page) for page in outcome.skipped_pages)
-                if outcome.status != "unchanged":
-                    summary.pages += outcome.pages
-                    summary.chunks += outcome.chunks
-                    if overviews is not None:
-                        bar.update(task, description=f"overview of {path.name}")
-                        summary.overviews += overviews.add(kb, doc_id, doc, outcome.version)
+                summary.add(str(path), outcome)
+                if outcome.status != "unchanged" and overviews is not None:
+                    bar.update(task, description=f"overview of {path.name}")
+                    summary.overviews += overviews.add(kb, doc_id, doc, outcome.version)
             bar.advance(task)
+
+
+@dataclass(frozen=True, slots=True)
+class WebRun:
+    """How web addresses are read: alone, or with ``crawl`` the pages each links to within its site and folder."""
+
+    crawl: bool = False
+    max_depth: int = 3
+    max_pages: int = 500
+
+
+def ingest_web(
+    kb: KnowledgeBase, urls: list[str], category: str, summary: Summary, console: Console, run: WebRun
+) -> list[str]:
+    """Fetch and store each address (``sextant.kb.cli.web``), recording each page's outcome in ``summary``;
+    returns the crawls' reports."""
+
+    def record(url: str, outcome: IngestOutcome | str) -> None:
+        if isinstance(outcome, str):
+            summary.refused.append((url, outcome))
+        else:
+            summary.add(url, outcome)
+
+    with BoundedParser(ParseLimits.from_settings(kb.settings)) as parser, _bar(console) as bar, kb.batch():
+        return ingest_addresses(
+            kb,
+            parser,
+            urls,
+            category=category,
+            record=record,
+            bar=bar,
+            crawl_pages=run.crawl,
+            max_depth=run.max_depth,
+            max_pages=run.max_pages,
+        )
 
 
 def sync_folders(
@@ -252,7 +300,9 @@ def main(argv: list[str] | None = None) -> None:
         description="Add PDF, DOCX, Markdown and text files to Sextant's knowledge base. "
         "A file's id is its name without the suffix; ingesting it again replaces it.",
     )
-    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files, or folders with -r or --sync")
+    parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help="files, folders with -r or --sync, or web addresses (https://…)"
+    )
     parser.add_argument("-r", "--recursive", action="store_true", help="ingest supported files inside folders")
     parser.add_argument(
         "--sync",
@@ -262,6 +312,14 @@ def main(argv: list[str] | None = None) -> None:
         "name's id is held takes its path's (notes/a/README.md: notes-a-README.md)",
     )
     parser.add_argument("--dry-run", action="store_true", help="with --sync: print the plan, change nothing")
+    parser.add_argument(
+        "--crawl",
+        action="store_true",
+        help="with a web address: also the pages it links to within its site and folder (robots.txt honoured, "
+        "llms.txt read first); pages unchanged since the last crawl are not read again",
+    )
+    parser.add_argument("--depth", type=int, default=3, help="with --crawl: most links followed from the start")
+    parser.add_argument("--max-pages", type=int, default=500, help="with --crawl: most pages fetched")
     parser.add_argument("--category", default="", help="a label stored with each document (e.g. 'manuals')")
     parser.add_argument(
         "--no-summaries", action="store_true", help="store text only: no model-written overview per document"
@@ -269,10 +327,16 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.dry_run and not args.sync:
         parser.error("--dry-run goes with --sync")
+    urls = [a for a in args.paths if is_address(a)]
+    paths = [Path(a) for a in args.paths if not is_address(a)]
+    if args.crawl and not urls:
+        parser.error("--crawl goes with a web address (https://…)")
+    if args.sync and urls:
+        parser.error("--sync mirrors folders; add web addresses without --sync")
     roots: list[Path] = []
     if args.sync:
         try:
-            roots = check_roots(args.paths)
+            roots = check_roots(paths)
         except SyncError as exc:
             parser.error(str(exc))
 
@@ -280,7 +344,7 @@ def main(argv: list[str] | None = None) -> None:
 
     console = Console(stderr=True)
     summary = Summary()
-    files = [] if args.sync else list(collect(args.paths, args.recursive, summary))
+    files = [] if args.sync else list(collect(paths, args.recursive, summary))
     overviews = None if args.no_summaries or args.dry_run else OverviewWriter()
     try:
         with open_knowledge_base("sextant-ingest") as kb:
@@ -288,6 +352,9 @@ def main(argv: list[str] | None = None) -> None:
                 refused = sync_folders(kb, roots, args.category, console, overviews, dry_run=args.dry_run)
             else:
                 ingest_paths(kb, files, args.category, summary, console, overviews)
+                if urls:
+                    web = WebRun(crawl=args.crawl, max_depth=args.depth, max_pages=args.max_pages)
+                    summary.notes.extend(ingest_web(kb, urls, args.category, summary, console, web))
                 refused = bool(summary.refused)
     finally:
         if overviews is not None:

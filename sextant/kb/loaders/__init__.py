@@ -19,6 +19,13 @@ _FORMATS: dict[str, str] = {
     ".docx": "docx",
     ".odt": "odt",
     ".ott": "odt",
+    ".xlsx": "xlsx",
+    ".xlsm": "xlsx",
+    ".xls": "xlsx",  # refused, saying to save it as .xlsx: better than "unsupported type"
+    ".ods": "ods",
+    ".csv": "delimited",
+    ".tsv": "delimited",
+    ".tab": "delimited",
     ".pptx": "pptx",
     ".odp": "odp",
     ".otp": "odp",
