@@ -169,6 +169,41 @@ class KbSettings(SharedSettings):
         default=5_000_000, ge=1, le=1 << 31, description="Most characters of text in one document."
     )
     max_chunks_per_document: int = Field(default=10_000, ge=1, le=1_000_000, description="Most chunks of one document.")
+    max_fetch_bytes: int = Field(
+        default=10 * 1024 * 1024,
+        ge=1,
+        le=1 << 32,
+        description="Largest web page or file fetched from an http(s) address, in bytes (after decompression).",
+    )
+    fetch_timeout_s: float = Field(
+        default=30.0, gt=0, le=3600, description="Seconds one fetch of a web address may take, redirects included."
+    )
+    fetch_max_redirects: int = Field(default=5, ge=0, le=30, description="Most redirects followed by one fetch.")
+    crawl_delay_s: float = Field(
+        default=0.5,
+        ge=0,
+        le=600,
+        description="Seconds between two requests of a crawl; a site's robots.txt Crawl-delay, when longer, wins.",
+    )
+    ocr: Literal["auto", "off"] = Field(
+        default="auto",
+        description="OCR of scanned pages (a PDF page without a text layer, PNG, JPEG and TIFF files) with Tesseract: "
+        "auto reads them when Tesseract is installed (apt install tesseract-ocr tesseract-ocr-eng) and refuses them, "
+        "saying so, when it is not; off refuses them (learning/ocr.md).",
+    )
+    ocr_lang: str = Field(
+        default="eng",
+        pattern=r"^[A-Za-z_]{3,16}(\+[A-Za-z_]{3,16})*$",
+        description="Tesseract language(s) of scanned pages, e.g. eng or eng+deu; each needs its tesseract-ocr-<lang> "
+        "package.",
+    )
+    ocr_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="Seconds Tesseract may take on one page; a slower page is skipped and named. Each OCR'd page also "
+        "adds this much to SEXTANT_PARSE_TIMEOUT_S for its file.",
+    )
     ann_index: Literal["chroma", "flat", "hnsw", "ivfpq", "ivfpq_rerank"] = Field(
         default="chroma",
         description="Which index serves dense retrieval: Chroma's own, or one of the Index Lab's (kept beside "
