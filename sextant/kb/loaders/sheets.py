@@ -27,9 +27,9 @@ from decimal import Decimal
 from sextant.kb.documents import LoadedDocument, LoadError, RowSpan, SectionSpan, SkippedPage, TableSpan
 from sextant.kb.loaders.builder import CELL_SEPARATOR, TextBuilder, clean_title
 
-# A wide sheet chunks at about two rows a chunk: 20,000 rows stay within SEXTANT_MAX_CHUNKS_PER_DOCUMENT's
-# 10,000, so a larger sheet is cut and the cut named, rather than the whole file refused at the store.
-MAX_ROWS = 20_000
+# Table rows chunk two at a time: 19,000 rows in all sheets stay within SEXTANT_MAX_CHUNKS_PER_DOCUMENT's 10,000,
+# so a larger workbook is cut and the cut named, rather than the whole file refused at the store.
+MAX_ROWS = 19_000
 MAX_COLUMNS = 200
 # openpyxl reads ~16 µs a cell here: 500,000 cells is ~8 s, within SEXTANT_PARSE_TIMEOUT_S's 20.
 MAX_CELLS = 500_000
@@ -41,7 +41,7 @@ _YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
 
 @dataclass(frozen=True, slots=True)
 class Bounds:
-    """How much of a workbook is read: rows and columns per sheet, non-empty cells in all sheets together."""
+    """How much of a workbook is read: columns per sheet; rows and non-empty cells in all sheets together."""
 
     max_rows: int = MAX_ROWS
     max_columns: int = MAX_COLUMNS
@@ -138,6 +138,7 @@ class WorkbookBuilder:
         self._skipped: list[SkippedPage] = []
         self._sheets = 0
         self._cells = 0
+        self._rows = 0
 
     def skip_sheet(self, title: str, reason: str) -> None:
         """Leave a sheet out and name it with ``reason``."""
@@ -148,8 +149,9 @@ class WorkbookBuilder:
         """Read a sheet's rows within the bounds and append it as a section; an empty sheet adds nothing."""
         self._sheets += 1
         bounds = self._bounds
-        if self._cells >= bounds.max_cells:
-            self._skipped.append(SkippedPage(self._sheets, title, f"not read: {self._cells_reason()}"))
+        if self._cells >= bounds.max_cells or self._rows >= bounds.max_rows:
+            reason = self._cells_reason() if self._cells >= bounds.max_cells else self._rows_reason()
+            self._skipped.append(SkippedPage(self._sheets, title, f"not read: {reason}"))
             return
         before = self._cells
         try:
@@ -180,20 +182,24 @@ class WorkbookBuilder:
             filled = len(cells) - cells.count("")
             if not filled:
                 continue
-            if len(kept) == bounds.max_rows:
-                cuts.append(f"rows from row {number:,} on left out (the bound is {bounds.max_rows:,} rows a sheet)")
+            if self._rows == bounds.max_rows:
+                cuts.append(f"rows from row {number:,} on left out: {self._rows_reason()}")
                 break
             if self._cells + filled > bounds.max_cells:
                 cuts.append(f"rows from row {number:,} on left out: {self._cells_reason()}")
                 self._cells = bounds.max_cells
                 break
             self._cells += filled
+            self._rows += 1
             kept.append(cells)
         if wide:
             cuts.insert(
                 0, f"columns from column {bounds.max_columns + 1:,} on left out (the bound is {bounds.max_columns:,})"
             )
         return kept, cuts
+
+    def _rows_reason(self) -> str:
+        return f"the workbook reached its bound of {self._bounds.max_rows:,} rows"
 
     def _cells_reason(self) -> str:
         return f"the workbook reached its bound of {self._bounds.max_cells:,} cells"

@@ -76,7 +76,7 @@ def test_rows_past_the_bound_are_named() -> None:
     rows = [("n",), *((str(i),) for i in range(100))]
     doc = delimited.load(csv_bytes(rows), "numbers.csv", max_rows=11)
     assert len(doc.tables[0].rows) == 10
-    assert doc.skipped_pages[0].reason == "rows from row 12 on left out (the bound is 11 rows a sheet)"
+    assert doc.skipped_pages[0].reason == "rows from row 12 on left out: the workbook reached its bound of 11 rows"
 
 
 @pytest.mark.parametrize("data", [b"", b"\r\n\r\n", b",,,\r\n,,\r\n"])

@@ -63,7 +63,7 @@ def test_repeated_values_are_expanded_up_to_the_bounds() -> None:
     rows = [ods_row("level", "score"), ods_row("base", ods_cell(7, repeat=2), repeat=30)]
     doc = ods.load(ods_bytes({"Flat": rows}), "flat.ods", max_rows=11)
     assert _row_texts(doc) == ["base | 7 | 7"] * 10
-    assert doc.skipped_pages[0].reason == "rows from row 12 on left out (the bound is 11 rows a sheet)"
+    assert doc.skipped_pages[0].reason == "rows from row 12 on left out: the workbook reached its bound of 11 rows"
     assert doc.tables[0].header == "level | score"
 
 

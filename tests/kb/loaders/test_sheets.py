@@ -134,15 +134,15 @@ def test_a_table_without_a_header_starts_at_its_first_row() -> None:
     assert_well_formed(doc)
 
 
-def test_rows_past_the_bound_are_left_out_and_named() -> None:
+def test_rows_past_the_workbooks_bound_are_left_out_and_named() -> None:
     rows = _rows(["n", "square"], *([i, i * i] for i in range(1, 11)))
     doc = _book({"Squares": rows, "Later": _rows(["a", "b"], [1, 2])}, Bounds(max_rows=4))
-    (squares, later) = doc.tables
+    (squares,) = doc.tables
     assert [doc.text[r.start : r.end] for r in squares.rows] == ["1 | 1", "2 | 4", "3 | 9"]
-    (cut,) = doc.skipped_pages
+    cut, later = doc.skipped_pages
     assert (cut.number, cut.label) == (1, "Squares")
-    assert cut.reason == "rows from row 5 on left out (the bound is 4 rows a sheet)"
-    assert later.header == "a | b"
+    assert cut.reason == "rows from row 5 on left out: the workbook reached its bound of 4 rows"
+    assert (later.label, later.reason) == ("Later", "not read: the workbook reached its bound of 4 rows")
 
 
 def test_columns_past_the_bound_are_left_out_and_named() -> None:
