@@ -85,6 +85,21 @@ if [ -n "$build_pid" ]; then
         exit 1
     fi
 fi
+# Tesseract reads scanned PDF pages and PNG/JPEG/TIFF files (SEXTANT_OCR, learning/ocr.md). It is a system
+# package, not a Python one: installed with apt where this runs as root on Debian or Ubuntu, named otherwise.
+if command -v tesseract >/dev/null && tesseract --list-langs 2>/dev/null | grep -qx eng; then
+    say "OCR: $(tesseract --version 2>&1 | head -n 1) with English is installed"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    say "OCR: installing Tesseract (tesseract-ocr, tesseract-ocr-eng) with apt"
+    tesseract_apt() { DEBIAN_FRONTEND=noninteractive apt-get install -y -q tesseract-ocr tesseract-ocr-eng; }
+    quietly "tesseract" tesseract_apt || { quietly "apt-get update" apt-get update -q && quietly "tesseract" tesseract_apt; } ||
+        say "OCR: Tesseract could not be installed; ingest still works, scanned pages and images are refused"
+else
+    say "OCR: Tesseract is not installed and this script cannot install it (it needs root and apt-get)."
+    say "  Install it by hand: sudo apt install tesseract-ocr tesseract-ocr-eng (Debian/Ubuntu),"
+    say "  brew install tesseract (macOS), dnf install tesseract tesseract-langpack-eng (Fedora)."
+    say "  Until then ingest works, and scanned pages and PNG/JPEG/TIFF files are refused saying so."
+fi
 say "installing the local-model extra"
 quietly "local extra" pip install --quiet --find-links "$wheels" -e ".[dev,app,local]"
 say "ready: .venv ($(.venv/bin/python --version))"

@@ -10,12 +10,21 @@ parent kills it when a file takes longer than the time limit. Requests are seria
 file at a time, in arrival order. The protocol is length-prefixed frames on the worker's stdin and
 stdout, and replies are JSON, never pickle: the worker reads hostile input, so nothing it sends back
 may be able to run code here.
+
+OCR makes a file's cost scale with its scanned pages (1.5-3 s each on two cores, learning/ocr.md), which the
+parent cannot count before parsing. So before each page it OCRs, the worker sends a ``more_time_s`` frame and the
+parent moves the file's deadline by SEXTANT_OCR_TIMEOUT_S: a file may take SEXTANT_PARSE_TIMEOUT_S plus that
+much per OCR'd page (at most SEXTANT_MAX_PDF_PAGES of them), and Tesseract itself is killed after
+SEXTANT_OCR_TIMEOUT_S on any one page. Tesseract runs as a child of the worker, so RLIMIT_AS bounds it too
+(it peaks near 90 MB on a 300 dpi page).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import math
 import os
 import select
 import signal
@@ -25,11 +34,12 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from sextant.kb.documents import LoadedDocument, LoadError, PageSpan, RowSpan, SectionSpan, SkippedPage, TableSpan
+from sextant.kb.loaders import ocr
 from sextant.settings import KbSettings
 
 MB = 1024 * 1024
@@ -65,6 +75,7 @@ class ParseLimits:
     max_file_bytes: int = 10 * MB
     max_pdf_pages: int = 2000
     max_document_chars: int = 5_000_000
+    ocr: ocr.OcrOptions = field(default_factory=ocr.OcrOptions)
 
     @classmethod
     def from_settings(cls, settings: KbSettings) -> ParseLimits:
@@ -74,6 +85,7 @@ class ParseLimits:
             max_file_bytes=settings.max_file_bytes,
             max_pdf_pages=settings.max_pdf_pages,
             max_document_chars=settings.max_document_chars,
+            ocr=ocr.OcrOptions.from_settings(settings),
         )
 
 
@@ -115,9 +127,16 @@ class BoundedParser:
                 (``ParseLimitError``) or crashed the parser (``ParserCrash``).
         """
         check_file_size(name, len(data), self.limits)
+        limits = self.limits
         header = json.dumps(
-            {"name": name, "max_pdf_pages": self.limits.max_pdf_pages, "max_chars": self.limits.max_document_chars}
+            {
+                "name": name,
+                "max_pdf_pages": limits.max_pdf_pages,
+                "max_chars": limits.max_document_chars,
+                "ocr": {"mode": limits.ocr.mode, "lang": limits.ocr.lang, "timeout_s": limits.ocr.timeout_s},
+            }
         ).encode("utf-8")
+        ocr_pages = 0
         with self._lock:
             worker = self._ready_worker(name)
             assert worker.stdin is not None
@@ -127,13 +146,23 @@ class BoundedParser:
                 worker.stdin.flush()
             except OSError:
                 pass  # the worker stopped reading (out of memory, or dead): its reply, if any, says which
+            deadline = time.monotonic() + limits.timeout_s
             try:
-                reply = _read_frame(worker, time.monotonic() + self.limits.timeout_s)
+                reply = _read_frame(worker, deadline)
+                while "more_time_s" in reply:  # a page is about to be OCR'd
+                    if ocr_pages < limits.max_pdf_pages:
+                        ocr_pages += 1
+                        deadline += min(float(reply["more_time_s"]), limits.ocr.timeout_s)
+                    reply = _read_frame(worker, deadline)
             except TimeoutError:
                 self._stop_worker()
+                extra = (
+                    f" plus SEXTANT_OCR_TIMEOUT_S={limits.ocr.timeout_s:g} s for each of its {ocr_pages} OCR'd pages"
+                )
                 raise ParseLimitError(
                     name,
-                    f"parsing took longer than SEXTANT_PARSE_TIMEOUT_S={self.limits.timeout_s:g} s; the file may be "
+                    f"parsing took longer than SEXTANT_PARSE_TIMEOUT_S={limits.timeout_s:g} s"
+                    f"{extra if ocr_pages else ''}; the file may be "
                     "damaged or built to stall parsers: re-export it, or raise the limit if it is merely very large",
                     "SEXTANT_PARSE_TIMEOUT_S",
                 ) from None
@@ -336,7 +365,9 @@ def _serve(memory_mb: int, timeout_s: float) -> None:
             return
         # If the parent dies while a file stalls, nobody kills this worker: the alarm does (SIGALRM ends it).
         signal.alarm(int(timeout_s) + 30)
-        reply = _parse_one(load_bytes, data, header)
+        chosen = _ocr_options(header)
+        with ocr.configured(chosen, on_page=functools.partial(_more_time, replies, chosen.timeout_s)):
+            reply = _parse_one(load_bytes, data, header)
         signal.alarm(0)
         try:
             _send(replies, reply)
@@ -344,6 +375,20 @@ def _serve(memory_mb: int, timeout_s: float) -> None:
             return
         if "memory" in reply:
             return
+
+
+def _ocr_options(header: dict[str, Any]) -> ocr.OcrOptions:
+    given = header.get("ocr")
+    if not isinstance(given, dict):
+        return ocr.OcrOptions()
+    mode: ocr.OcrMode = "off" if given.get("mode") == "off" else "auto"
+    return ocr.OcrOptions(mode=mode, lang=str(given["lang"]), timeout_s=float(given["timeout_s"]))
+
+
+def _more_time(replies: IO[bytes], seconds: float) -> None:
+    """Ask the parent for ``seconds`` more (a page is about to be OCR'd), and give the alarm as much."""
+    _send(replies, {"more_time_s": seconds})
+    signal.alarm(signal.alarm(0) + math.ceil(seconds))
 
 
 def _parse_one(load: Any, data: bytes, header: dict[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,10 @@ The page is rendered from the original file kept beside the store (``originals.p
 (``page_render.py``) under the parsing limits, SEXTANT_PARSE_TIMEOUT_S and SEXTANT_PARSE_MEMORY_MB:
 rendering draws images and fonts that text extraction never touched, so a hostile file costs the child,
 not the server. The child answers in JSON, never pickle, since it reads untrusted input.
+
+A scanned page's quote is found in the words OCR reads from it (``page_render.py``); the child may then take
+SEXTANT_OCR_TIMEOUT_S more. Those words are kept here for the last ``OCR_PAGES_KEPT`` pages, keyed by the kept
+file's identity (path, size, modification time), so that showing the page again costs a render, not an OCR.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +28,8 @@ from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
 
 # One render at a time in this process, as one parse at a time: each child may take SEXTANT_PARSE_MEMORY_MB.
 _RENDERING = threading.Lock()
+OCR_PAGES_KEPT = 32  # a scanned page's words are about 30 KB of JSON
+_ocr_words: OrderedDict[tuple[str, int, int, int, str], list[Any]] = OrderedDict()  # guarded by _RENDERING
 
 
 class NoPageImage(KnowledgeBaseError):
@@ -56,12 +63,22 @@ def page_image(kb: KnowledgeBase, doc_id: str, page: int, quote: str | None = No
             why = f"only PDFs have them, and it came from {record.source or 'text'!r}"
         raise NoPageImage(f"{doc_id!r} has no page images: {why}")
     settings = kb.settings
+    ocr = {"mode": settings.ocr, "lang": settings.ocr_lang, "timeout_s": settings.ocr_timeout_s}
     with _RENDERING:
+        stat = path.stat()
+        key = (str(path), stat.st_size, stat.st_mtime_ns, page, settings.ocr_lang)
+        if key in _ocr_words:
+            _ocr_words.move_to_end(key)
+            ocr["words"] = _ocr_words[key]
         reply = _run_child(
-            {"path": str(path), "page": page, "quote": quote or ""},
+            {"path": str(path), "page": page, "quote": quote or "", "ocr": ocr},
             memory_mb=settings.parse_memory_mb,
-            timeout_s=settings.parse_timeout_s,
+            timeout_s=settings.parse_timeout_s + (0 if "words" in ocr else settings.ocr_timeout_s),
         )
+        if isinstance(reply.get("ocr_words"), list):
+            _ocr_words[key] = reply["ocr_words"]
+            while len(_ocr_words) > OCR_PAGES_KEPT:
+                _ocr_words.popitem(last=False)
     if "refused" in reply:
         raise NoPageImage(f"{doc_id!r}: {reply['refused']}")
     if "png" not in reply:

@@ -1,13 +1,21 @@
 """The child that renders one PDF page (``python -m sextant.kb.page_render MEMORY_MB``; ``page_image.py`` runs it).
 
-Reads one JSON request on stdin (``path``, ``page``, ``quote``), answers one JSON object on stdout: the PNG
-(base64) and what was drawn, or ``refused`` (no such page, an encrypted file), ``memory`` or ``error``.
-Imports only PyMuPDF, so it starts in about half a second.
+Reads one JSON request on stdin (``path``, ``page``, ``quote``, and ``ocr``: the OCR settings and the page's
+words when the parent has them), answers one JSON object on stdout: the PNG (base64) and what was drawn, or
+``refused`` (no such page, an encrypted file), ``memory`` or ``error``. Imports only PyMuPDF (and, for a
+scanned page, ``loaders/ocr.py``), so it starts in about half a second.
 
 The quote is searched as the loaders read text (Unicode NFKC, whitespace collapsed) with ligatures expanded
 on the page, as the PDF loader expands them; MuPDF's search joins lines and hyphenated words. When the
 whole quote is not on the page (it runs onto the next one, or the text layer differs from the passage), its
 longest sentence is tried, then its first 60 characters.
+
+A scanned page (``ocr.is_scan``) has no text layer to search: its words are read again by OCR, exactly as the
+loader read them (same renderer, resolution and Tesseract, so the same words and boxes), and the quote is found
+in them letter by letter, case and punctuation aside, which also joins words hyphenated across lines. Reading a
+page takes 1.5-3 s, rendering it 0.3 s; storing every scanned word's box at ingest would have cost a new store
+format for a view few pages get (learning/ocr.md). The words go back to the parent, which keeps the last pages'
+and sends them with the next request for the same page.
 """
 
 from __future__ import annotations
@@ -49,7 +57,60 @@ def quote_candidates(quote: str) -> list[tuple[Match, str]]:
     return found
 
 
-def render(path: str, number: int, quote: str) -> dict[str, Any]:
+def letters(text: str) -> str:
+    """``text`` as scanned words are compared: NFKC, case-folded, letters and digits only."""
+    return "".join(c for c in unicodedata.normalize("NFKC", text).casefold() if c.isalnum())
+
+
+def find_in_words(words: list[list[Any]], text: str) -> list[tuple[float, float, float, float]]:
+    """Where ``text`` runs through OCR'd ``words`` (``[x0, y0, x1, y1, text, line_id]``): a box per line it covers.
+
+    Compared letter by letter, so spacing, punctuation and a hyphen at a line's end do not matter.
+    """
+    key = letters(text)
+    if not key:
+        return []
+    owner: list[int] = []  # the word each letter of ``stream`` comes from
+    parts = []
+    for index, word in enumerate(words):
+        part = letters(str(word[4]))
+        parts.append(part)
+        owner.extend([index] * len(part))
+    stream = "".join(parts)
+    rects: list[tuple[float, float, float, float]] = []
+    at = stream.find(key)
+    while at >= 0 and len(rects) < MAX_HIGHLIGHTS:
+        covered = words[owner[at] : owner[at + len(key) - 1] + 1]
+        lines: dict[Any, list[float]] = {}
+        for x0, y0, x1, y1, _, line in covered:
+            box = lines.setdefault(line, [x0, y0, x1, y1])
+            box[:] = [min(box[0], x0), min(box[1], y0), max(box[2], x1), max(box[3], y1)]
+        rects.extend((b[0], b[1], b[2], b[3]) for b in lines.values())
+        at = stream.find(key, at + len(key))
+    return rects[:MAX_HIGHLIGHTS]
+
+
+def scanned_words(page: Any, given: dict[str, Any]) -> list[list[Any]] | None:
+    """The OCR'd words of ``page`` when it is a scan, as ``find_in_words`` takes them; None when it is not one
+    or OCR cannot run (the page is then drawn without highlights)."""
+    from sextant.kb.loaders import ocr
+
+    if not ocr.is_scan(page, len("".join(page.get_text().split()))):
+        return None
+    chosen = ocr.OcrOptions(
+        mode=given.get("mode", "auto"), lang=given.get("lang", "eng"), timeout_s=given.get("timeout_s", 30.0)
+    )
+    try:
+        result = ocr.ocr_page(page, chosen)
+    except (ocr.OcrUnavailable, ocr.OcrFailed):
+        return None
+    return [
+        [round(w.x0, 2), round(w.y0, 2), round(w.x1, 2), round(w.y1, 2), w.text, f"{w.block}.{w.paragraph}.{w.line}"]
+        for w in result.words
+    ]
+
+
+def render(path: str, number: int, quote: str, ocr: dict[str, Any] | None = None) -> dict[str, Any]:
     """Page ``number`` of the PDF at ``path`` as the reply the parent reads (see the module docstring)."""
     import pymupdf
 
@@ -70,6 +131,16 @@ def render(path: str, number: int, quote: str) -> dict[str, Any]:
             if quads:
                 matched = kind
                 break
+        given = ocr or {}
+        scanned = given.get("words")
+        if not quads and quote.strip() and scanned is None:
+            scanned = scanned_words(page, given)
+        if not quads and scanned:
+            for kind, words in quote_candidates(quote):
+                quads = [pymupdf.Rect(box).quad for box in find_in_words(scanned, words)]
+                if quads:
+                    matched = kind
+                    break
         rects = []
         if quads:
             # A highlight annotation multiplies its colour over the page, so the words stay legible under it;
@@ -92,7 +163,10 @@ def render(path: str, number: int, quote: str) -> dict[str, Any]:
             "rects_px": rects_px,
             "matched": matched,
         }
-        return {"info": info, "png": base64.b64encode(pixmap.tobytes("png")).decode("ascii")}
+        reply: dict[str, Any] = {"info": info, "png": base64.b64encode(pixmap.tobytes("png")).decode("ascii")}
+        if scanned is not None:
+            reply["ocr_words"] = scanned
+        return reply
 
 
 def serve(memory_mb: int) -> None:
@@ -109,7 +183,7 @@ def serve(memory_mb: int) -> None:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     request = json.loads(sys.stdin.buffer.read())
     try:
-        reply = render(str(request["path"]), int(request["page"]), str(request["quote"]))
+        reply = render(str(request["path"]), int(request["page"]), str(request["quote"]), request.get("ocr"))
     except MemoryError:
         reply = {"memory": True}
     except Exception as exc:

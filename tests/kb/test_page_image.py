@@ -8,7 +8,10 @@ import pytest
 from sextant.contract.meta import NO_PAGE_IMAGE
 from sextant.kb.documents import LoadedDocument, PageSpan
 from sextant.kb.knowledge_base import KnowledgeBase
-from sextant.kb.page_image import NoPageImage, RenderFailed, page_image
+from sextant.kb.loaders.pdf import load as load_pdf
+from sextant.kb.page_image import NoPageImage, RenderFailed, _ocr_words, page_image
+from sextant.kb.page_render import ZOOM, find_in_words
+from tests.kb.loaders.scans import needs_tesseract, scanned_pdf, typed
 
 pytestmark = pytest.mark.slow
 
@@ -89,3 +92,35 @@ def test_a_kept_file_that_cannot_be_rendered_is_a_failure_not_a_missing_page(man
     kept.write_bytes(b"%PDF-1.7 damaged beyond repair")
     with pytest.raises(RenderFailed, match="page 1 of 'manual' could not be rendered"):
         page_image(manual, "manual", 1)
+
+
+@needs_tesseract
+def test_a_scanned_pages_quote_is_highlighted_where_its_words_are(kb: KnowledgeBase) -> None:
+    scan = scanned_pdf()
+    kb.ingest("scan", load_pdf(scan, "scan.pdf"), source="scan.pdf", original=scan)
+    with typed() as source:
+        expected = source[1].search_for("Replace the group gasket")[0] * pymupdf.Matrix(ZOOM, ZOOM)
+    _, info = page_image(kb, "scan", 2, "Replace the group gasket")
+    assert (info.matched, info.highlights) == ("quote", 1)
+    x0, y0, x1, y1 = info.rects_px[0]
+    # MuPDF's box spans the font's whole line height, OCR's the inked letters: the highlight lies within it.
+    assert pymupdf.Rect(expected).contains(pymupdf.Rect(x0 + 6, y0 + 6, x1 - 6, y1 - 6))
+    assert x1 - x0 > 0.8 * expected.width and y1 - y0 > 0.4 * expected.height
+    key = next(key for key in _ocr_words if key[3] == 2)
+    _, again = page_image(kb, "scan", 2, "gasket when the shots")  # from the kept words, no second OCR
+    assert again.matched == "quote" and again.highlights == 1 and key in _ocr_words
+    _, elsewhere = page_image(kb, "scan", 1, "Replace the group gasket")
+    assert (elsewhere.matched, elsewhere.highlights) == ("not_found", 0)
+
+
+def test_a_quote_is_found_in_ocr_words_across_lines_and_a_hyphen() -> None:
+    words = [
+        [10, 10, 40, 20, "Descale", "1.1.1"],
+        [45, 10, 70, 20, "the", "1.1.1"],
+        [75, 10, 100, 20, "boil-", "1.1.1"],
+        [10, 30, 30, 40, "er", "1.1.2"],
+        [35, 30, 60, 40, "weekly.", "1.1.2"],
+    ]
+    assert find_in_words(words, "the boiler weekly") == [(45, 10, 100, 20), (10, 30, 60, 40)]
+    assert find_in_words(words, "descale THE") == [(10, 10, 70, 20)]
+    assert find_in_words(words, "kettle") == [] and find_in_words(words, "...") == []

@@ -7,10 +7,16 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from sextant.kb.documents import LoadedDocument, LoadError
 
 Loader = Callable[[bytes, str], LoadedDocument]
+
+
+class PagedLoader(Protocol):
+    def __call__(self, data: bytes, name: str, *, max_pages: int) -> LoadedDocument: ...
+
 
 # Suffix -> the module of this package whose ``load(data, name)`` reads it. Modules are imported at first use,
 # so that `sextant-kb --help` does not pay for PyMuPDF, python-docx and the rest.
@@ -35,6 +41,11 @@ _FORMATS: dict[str, str] = {
     ".epub": "epub",
     ".eml": "mail",
     ".mbox": "mbox",
+    ".png": "image",
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".tif": "image",
+    ".tiff": "image",
     ".md": "markdown",
     ".markdown": "markdown",
     ".txt": "text",
@@ -42,6 +53,7 @@ _FORMATS: dict[str, str] = {
 }
 
 SUPPORTED_SUFFIXES = tuple(_FORMATS)
+_PAGED = ("pdf", "image")  # loaders that refuse a file over a page count before reading a page
 NO_SUFFIX = "(no suffix)"
 
 
@@ -112,15 +124,15 @@ def load_bytes(data: bytes, name: str, *, max_pdf_pages: int | None = None) -> L
             reason says which.
     """
     suffix = Path(name).suffix.lower()
-    if suffix == ".pdf" and max_pdf_pages is not None:
-        from sextant.kb.loaders import pdf
-
-        return pdf.load(data, name, max_pages=max_pdf_pages)
     module = _FORMATS.get(suffix)
     if module is None:
         supported = ", ".join(SUPPORTED_SUFFIXES)
         raise LoadError(name, f"unsupported file type {suffix or '(none)'!r}; supported: {supported}")
-    loader: Loader = importlib.import_module(f"{__name__}.{module}").load
+    loaded = importlib.import_module(f"{__name__}.{module}")
+    if module in _PAGED and max_pdf_pages is not None:
+        paged: PagedLoader = loaded.load
+        return paged(data, name, max_pages=max_pdf_pages)
+    loader: Loader = loaded.load
     return loader(data, name)
 
 

@@ -6,8 +6,15 @@ offsets count the characters people type. Running heads, feet and page numbers a
 ``pdf_furniture``); each page's blocks are put in reading order (see ``pdf_layout``), with words
 hyphenated across a line break mended as the document's own words decide (see ``pdf_hyphens``);
 tables are written as one line per row (see ``pdf_tables``) in place of the words they cover, and
-pages are separated by a blank line. A PDF without a text layer is refused rather than stored
-empty: its pages are images and need OCR first.
+pages are separated by a blank line.
+
+A scanned page is read by OCR (``ocr.py``, Tesseract) and goes through the same steps, its words' boxes
+standing in for the text layer's: a page with no text layer and an image on it, or one whose text layer is
+under 200 characters while images cover at least half of it (a scanner's stamp over a scan; ``ocr.is_scan``).
+Every page of the four real PDFs in learning/ocr.md has at least 72 characters and images over at most 13 %
+of it, so none of their 134 born-digital pages is OCR'd. When OCR is off or Tesseract is missing, such a
+page is skipped and named (a page with a little text keeps it); a PDF with nothing else is refused with the
+package to install.
 
 A page is unreadable when its reader reports a problem with it (a damaged content stream, a missing
 object) and gets no text from it. Such a page is left out and named in ``skipped_pages`` with the
@@ -27,6 +34,7 @@ from typing import Any
 import pymupdf
 
 from sextant.kb.documents import LoadedDocument, LoadError, PageSpan, SkippedPage, TableSpan
+from sextant.kb.loaders import ocr
 from sextant.kb.loaders.builder import Heading, TextBuilder, clean_title, close_sections, stem
 from sextant.kb.loaders.pdf_furniture import PageBlocks, without_furniture
 from sextant.kb.loaders.pdf_hyphens import Vocabulary
@@ -42,8 +50,12 @@ os.environ.setdefault("PYMUPDF_SUGGEST_LAYOUT_ANALYZER", "0")
 # catches what it leaves, so that words match what people type.
 _TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
 _NO_TEXT = (
-    "scanned, no text layer: every page is an image; run OCR on it first "
-    "(e.g. `ocrmypdf in.pdf out.pdf`) and add the OCR'd file"
+    "no text: its pages have no text layer and no scanned image to read; they may be blank, or their "
+    "letters drawn as shapes: export it again with its text, or print it to an image and add that"
+)
+_NO_OCR_TEXT = (
+    "scanned, no text layer, and OCR found no words on its {pages} scanned page(s): if it is a scan of text, "
+    "scan it again at 300 dpi, or set SEXTANT_OCR_LANG to its language"
 )
 _NO_PAGES = "the PDF has no pages; it may be truncated or damaged, so export or download it again"
 _ENCRYPTED = "encrypted: it needs a password to open; save a copy without the password and add that"
@@ -58,14 +70,25 @@ def load(data: bytes, name: str, *, max_pages: int | None = None) -> LoadedDocum
     """Load a PDF; with ``max_pages``, one with more pages is refused before any page is read.
 
     Raises:
-        LoadError: the PDF is encrypted, has no text layer (scanned), has no pages or too many, or
-            neither PyMuPDF nor pypdf can read it.
+        LoadError: the PDF is encrypted, has no text (a scan OCR cannot read, or OCR is off or not
+            installed), has no pages or too many, or neither PyMuPDF nor pypdf can read it.
+    """
+    return load_report(data, name, max_pages=max_pages)[0]
+
+
+def load_report(
+    data: bytes, name: str, *, max_pages: int | None = None
+) -> tuple[LoadedDocument, tuple[ocr.OcrPage, ...]]:
+    """``load``, and the pages that were read by OCR with Tesseract's mean word confidence on each.
+
+    Raises:
+        LoadError: as ``load``.
     """
     try:
         document = pymupdf.open(stream=data, filetype="pdf")
     # MuPDF reports a damaged file through several unrelated exception types.
     except Exception as exc:
-        return _load_with_pypdf(data, name, f"PyMuPDF: {exc}", max_pages)
+        return _load_with_pypdf(data, name, f"PyMuPDF: {exc}", max_pages), ()
     with document:
         try:
             # Even the page count can fail on a damaged page tree (fuzz corpus: "Invalid number of pages").
@@ -77,8 +100,10 @@ def load(data: bytes, name: str, *, max_pages: int | None = None) -> LoadedDocum
             return _load_with_pymupdf(document, name)
         except LoadError:
             raise
+        except MemoryError:
+            raise
         except Exception as exc:
-            return _load_with_pypdf(data, name, f"PyMuPDF: {exc}", max_pages)
+            return _load_with_pypdf(data, name, f"PyMuPDF: {exc}", max_pages), ()
 
 
 def _check_pages(count: int, max_pages: int | None, name: str) -> None:
@@ -87,18 +112,32 @@ def _check_pages(count: int, max_pages: int | None, name: str) -> None:
         raise LoadError(name, f"the PDF has {count} pages, more than {limit}; split it, or raise the limit")
 
 
-def _load_with_pymupdf(document: pymupdf.Document, name: str) -> LoadedDocument:
+def _load_with_pymupdf(document: pymupdf.Document, name: str) -> tuple[LoadedDocument, tuple[ocr.OcrPage, ...]]:
     # Two passes: running heads and hyphenated words are judged against the whole document.
     read: list[PageBlocks] = []
     words_of: list[list[Word]] = []
     skipped: list[SkippedPage] = []
+    ocr_pages: list[ocr.OcrPage] = []
+    no_ocr: list[str] = []  # why scanned pages were not read, when they were not
     for page in document.pages():
         label = page.get_label()
+        number = page.number + 1
         page_dict, words, problem = _read_page(page)
         blocks = read_blocks(page_dict)
         if problem and not blocks:
-            number = page.number + 1
             skipped.append(SkippedPage(number, label or str(number), _damaged("MuPDF", problem)))
+        elif ocr.is_scan(page, _chars(blocks)):
+            try:
+                result = ocr.ocr_page(page, ocr.options())
+            except (ocr.OcrUnavailable, ocr.OcrFailed) as exc:
+                if not blocks:
+                    skipped.append(SkippedPage(number, label or str(number), f"scanned, not read: {exc.reason}"))
+                    no_ocr.append(exc.reason)
+            else:
+                page_dict = ocr.page_dict(result)
+                words = [_normalised(word) for word in ocr.page_words(result)]
+                blocks = read_blocks(page_dict)
+                ocr_pages.append(ocr.OcrPage(number, label or str(number), round(result.confidence, 1), len(words)))
         read.append(PageBlocks(blocks, page_height(page), label))
         words_of.append(words)
     unreadable = {page.number for page in skipped}
@@ -131,11 +170,19 @@ def _load_with_pymupdf(document: pymupdf.Document, name: str) -> LoadedDocument:
         label = page_read.label or str(number)
         pages.append(PageSpan(len(out) if start is None else start, len(out), number, label))
     text = out.text()
+    if not text.strip() and no_ocr and len(no_ocr) == len(skipped):
+        raise LoadError(name, f"scanned, no text layer: {no_ocr[0]}")
+    if not text.strip() and ocr_pages and not skipped:
+        raise LoadError(name, _NO_OCR_TEXT.format(pages=len(ocr_pages)))
     _check_text(text, skipped, name)
     toc = document.get_toc(simple=True)
     headings = outline_headings(toc, text, pages) if toc else font_headings(placed)
     title = _meta_title(document.metadata) or largest_line(placed) or _first_line(text) or stem(name)
-    return _document(text, title, pages, headings, tables, skipped)
+    return _document(text, title, pages, headings, tables, skipped), tuple(ocr_pages)
+
+
+def _chars(blocks: Sequence[Block]) -> int:
+    return sum(len("".join(line.text.split())) for block in blocks for line in block.lines)
 
 
 def _read_page(page: pymupdf.Page) -> tuple[dict[str, Any], list[Word], str]:

@@ -124,7 +124,7 @@ def test_attachments_no_loader_reads_or_too_large_or_unnamed_are_skipped_with_re
     msg = message(
         attachments=[
             PDF,
-            ("sheet.xlsx", b"PK\x03\x04", "application/vnd.ms-excel"),
+            ("sheet.numbers", b"PK\x03\x04", "application/x-iwork-numbers-sffnumbers"),
             ("big.pdf", b"x" * 5000, "application/pdf"),
         ]
     )
@@ -138,13 +138,13 @@ def test_attachments_no_loader_reads_or_too_large_or_unnamed_are_skipped_with_re
     assert [f.name for f in unpacked.files] == ["report.pdf"]
     reasons = {s.key.split("/", 1)[1]: s.reason for s in unpacked.skipped}
     assert reasons == {
-        "2-sheet.xlsx": "no loader reads .xlsx",
+        "2-sheet.numbers": "no loader reads .numbers",
         "3-big.pdf": "over the 1.0 KiB limit for an attachment (about 4.8 KiB)",
         "4-unnamed": "an attached application/octet-stream part without a file name",
         "5-logo.png": "an image shown inside the message",
     }
     # Inline images and unnamed parts are not attachments a reader would name.
-    assert _load(msg).text.endswith("Attachments: report.pdf, sheet.xlsx, big.pdf")
+    assert _load(msg).text.endswith("Attachments: report.pdf, sheet.numbers, big.pdf")
 
 
 def test_a_path_in_an_attachment_name_is_dropped() -> None:

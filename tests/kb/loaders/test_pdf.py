@@ -9,7 +9,7 @@ import pymupdf
 import pytest
 
 from sextant.kb.documents import LoadedDocument, LoadError
-from sextant.kb.loaders import load_bytes, pdf
+from sextant.kb.loaders import load_bytes, ocr, pdf
 from tests.conftest import require_data
 from tests.kb.loaders.pdf_factory import (
     FILLER,
@@ -20,6 +20,8 @@ from tests.kb.loaders.pdf_factory import (
     paragraph,
     to_bytes,
 )
+from tests.kb.loaders.scans import PAGES as SCANNED
+from tests.kb.loaders.scans import needs_tesseract, scanned_pdf
 
 
 def _squash(text: str) -> str:
@@ -327,3 +329,67 @@ def test_elstest_two_columns_and_font_headings(elstest: LoadedDocument) -> None:
         assert heading in titles
     assert elstest.title == "This is a specimen ab title"
     assert_well_formed(elstest)
+
+
+PAGE_TWO = SCANNED[1]
+
+
+# --- scanned pages (OCR) --------------------------------------------------------------------------
+
+
+@needs_tesseract
+def test_scanned_pages_are_read_by_ocr_and_cited_by_page() -> None:
+    doc, read = pdf.load_report(scanned_pdf(), "scan.pdf")
+    assert [_squash(doc.text[p.start : p.end]) for p in doc.pages] == list(SCANNED)
+    assert [(p.number, p.label) for p in read] == [(1, "1"), (2, "2"), (3, "3")]
+    assert all(p.confidence > 85 and p.words > 5 for p in read)
+    assert doc.skipped_pages == ()
+
+
+@needs_tesseract
+def test_a_scanners_stamp_does_not_hide_the_scan_under_it() -> None:
+    doc, read = pdf.load_report(scanned_pdf(stamp="Scanned by the office copier"), "scan.pdf")
+    assert len(read) == 3
+    assert PAGE_TWO in _squash(doc.text[doc.pages[1].start : doc.pages[1].end])
+
+
+@needs_tesseract
+def test_only_the_scanned_page_of_a_mixed_pdf_is_ocr_d() -> None:
+    mixed = pymupdf.open()
+    page = new_page(mixed)
+    paragraph(page, (72, 72, 540, 200), f"Typed page about the grinder. {FILLER}")
+    with pymupdf.open("pdf", scanned_pdf()) as scan:
+        mixed.insert_pdf(scan, from_page=1, to_page=1)
+    doc, read = pdf.load_report(to_bytes(mixed), "mixed.pdf")
+    assert [p.number for p in read] == [2]
+    assert "grinder" in doc.text[doc.pages[0].start : doc.pages[0].end]
+    assert _squash(doc.text[doc.pages[1].start : doc.pages[1].end]) == PAGE_TWO
+
+
+def test_without_tesseract_a_scan_is_refused_naming_the_package_and_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ocr, "installed_languages", lambda: None)
+    with pytest.raises(LoadError, match=r"^scan\.pdf: scanned, no text layer: it needs OCR") as caught:
+        pdf.load(scanned_pdf(), "scan.pdf")
+    assert "`apt install tesseract-ocr tesseract-ocr-eng`" in caught.value.reason
+    assert "SEXTANT_OCR=off" in caught.value.reason
+
+
+def test_with_ocr_off_the_scanned_page_of_a_mixed_pdf_is_skipped_and_named() -> None:
+    mixed = pymupdf.open()
+    paragraph(new_page(mixed), (72, 72, 540, 200), f"Typed page about the grinder. {FILLER}")
+    with pymupdf.open("pdf", scanned_pdf()) as scan:
+        mixed.insert_pdf(scan, from_page=1, to_page=1)
+    with ocr.configured(ocr.OcrOptions(mode="off")):
+        doc, read = pdf.load_report(to_bytes(mixed), "mixed.pdf")
+    assert read == () and "grinder" in doc.text
+    assert [(p.number, p.reason.split(":")[0]) for p in doc.skipped_pages] == [(2, "scanned, not read")]
+    assert "SEXTANT_OCR=off" in doc.skipped_pages[0].reason
+    assert doc.pages[1].start == doc.pages[1].end
+
+
+def test_no_born_digital_page_of_the_shared_pdfs_is_taken_for_a_scan() -> None:
+    folder = require_data("pdfs")
+    for path in sorted(folder.glob("*.pdf")):
+        with pymupdf.open(path) as doc:
+            scans = [page.number + 1 for page in doc if ocr.is_scan(page, len("".join(page.get_text().split())))]
+        assert scans == [], f"{path.name}: pages {scans} would be OCR'd"
