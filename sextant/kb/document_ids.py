@@ -13,11 +13,11 @@ import re
 from pathlib import Path, PurePath, PurePosixPath
 from urllib.parse import urlsplit
 
+from sextant.kb.loaders import CONTAINER_SUFFIXES
 from sextant.kb.refusal import KnowledgeBaseError
 
 DOC_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 MAX_ID = 128
-CONTAINER_SUFFIXES = (".eml", ".mbox")
 PART_MARK = "#"
 
 

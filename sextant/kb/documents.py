@@ -116,6 +116,38 @@ class LoadedDocument:
         return best
 
 
+@dataclass(frozen=True, slots=True)
+class ContainedFile:
+    """A file found inside a container (a message's attachment, a mailbox's message), to be loaded by the loader
+    its ``name``'s suffix picks.
+
+    ``key`` is stable across re-ingests of the same container; ``title`` is the title the loaded
+    document should carry in place of the one its loader found.
+    """
+
+    key: str
+    name: str
+    data: bytes
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    """Something in a container that was left out, and why."""
+
+    key: str
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unpacked:
+    """What ``unpack`` found: the files to load and the parts it left out."""
+
+    files: tuple[ContainedFile, ...] = ()
+    skipped: tuple[SkippedFile, ...] = ()
+
+
 def join_pages(parts: Sequence[tuple[LoadedDocument, int | None]], title: str) -> LoadedDocument:
     """One document from parts given in page order, each part a page when its number is given.
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from sextant.contract.results import IngestOutcome
 from sextant.contract.tools import IngestDocument
+from sextant.kb.containers import store_parts
 from sextant.kb.document_ids import document_id_for
 from sextant.kb.documents import LoadedDocument, LoadError, join_pages
 from sextant.kb.knowledge_base import KnowledgeBase, Progress
@@ -68,6 +69,9 @@ def ingest_file(
             loaded = dataclasses.replace(loaded, title=title)
         original = data if Path(filename).suffix.lower() == ".pdf" else None
         before_writing()
-        return kb.ingest(doc_id, loaded, source=filename, original=original, progress=progress)
+        outcome = kb.ingest(doc_id, loaded, source=filename, original=original, progress=progress)
     except REFUSALS as exc:
         return refusal(doc_id, exc)
+    if outcome.status != "unchanged":
+        outcome.parts = store_parts(kb, parser, data, filename, container_id=doc_id, source=filename)
+    return outcome

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -25,7 +26,7 @@ from sextant.contract.results import (
 from sextant.kb.chunk_meta import ChunkMeta
 from sextant.kb.chunking import ChunkingConfig, chunk_document
 from sextant.kb.derived_indexes import FETCH_BATCH, DerivedIndexes, lexical_dir, lock_folder
-from sextant.kb.document_ids import validate_document_id
+from sextant.kb.document_ids import container_source, is_container, validate_document_id
 from sextant.kb.documents import LoadedDocument, PageSpan, SectionSpan, TableSpan
 from sextant.kb.embeddings import Embedder, load_embedder, load_query_encoder
 from sextant.kb.follow_migration import following_migrations
@@ -319,18 +320,29 @@ class KnowledgeBase:
 
     @following_migrations
     def forget(self, doc_id: str) -> int:
-        """Remove a document and its chunks from the store and the BM25 index; returns chunks removed.
+        """Remove a document and its chunks from the store and the BM25 index, and the documents stored from
+        inside it (a mailbox's messages, a message's attachments); returns chunks removed.
 
         Raises:
             KnowledgeBaseError: there is no document with that id.
         """
         with self.indexes.writing():
-            if self.store.get_document(doc_id) is None:
+            record = self.store.get_document(doc_id)
+            if record is None:
                 raise KnowledgeBaseError(f"no document with id {doc_id!r}; `sextant-forget --list` shows the ids")
             removed = self.store.delete_document(doc_id)
             self.indexes.commit(self.store.generation, removed)
             self._replace_original(doc_id, None)
-        return len(removed)
+            parts = (
+                [r.id for r in self.store.list_documents() if container_source(r.source) == record.source]
+                if is_container(record.source)
+                else []
+            )
+        count = len(removed)
+        for part in parts:
+            with contextlib.suppress(KnowledgeBaseError):  # removed meanwhile by another process: as wanted
+                count += self.forget(part)
+        return count
 
     def _replace_original(self, doc_id: str, data: bytes | None) -> None:
         """After the store's commit: keep this version's original PDF, or none. A failed write removes the earlier

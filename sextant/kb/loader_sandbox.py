@@ -21,6 +21,7 @@ SEXTANT_OCR_TIMEOUT_S on any one page. Tesseract runs as a child of the worker, 
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import functools
 import json
@@ -33,12 +34,23 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from sextant.kb.documents import LoadedDocument, LoadError, PageSpan, RowSpan, SectionSpan, SkippedPage, TableSpan
+from sextant.kb.documents import (
+    ContainedFile,
+    LoadedDocument,
+    LoadError,
+    PageSpan,
+    RowSpan,
+    SectionSpan,
+    SkippedFile,
+    SkippedPage,
+    TableSpan,
+    Unpacked,
+)
 from sextant.kb.loaders import ocr
 from sextant.settings import KbSettings
 
@@ -126,10 +138,33 @@ class BoundedParser:
             LoadError: the file is refused: too large, unreadable (the loader's reason), or it hit a limit
                 (``ParseLimitError``) or crashed the parser (``ParserCrash``).
         """
+        return document_from_json(self._ask("parse", data, name)["document"])
+
+    def unpack(self, data: bytes, name: str) -> Unpacked:
+        """The files a container holds (``loaders.unpack_bytes``), unpacked in the worker within the limits.
+
+        Raises:
+            LoadError: as ``parse``: the container is refused, hit a limit or crashed the parser.
+        """
+        reply = self._ask("unpack", data, name)["unpacked"]
+        return Unpacked(
+            files=tuple(
+                ContainedFile(f["key"], f["name"], base64.b64decode(f["data"]), f["title"]) for f in reply["files"]
+            ),
+            skipped=tuple(SkippedFile(**skipped) for skipped in reply["skipped"]),
+        )
+
+    def _ask(self, op: str, data: bytes, name: str) -> dict[str, Any]:
+        """Send one file to the worker and return its reply: a document, or a container's files.
+
+        Raises:
+            LoadError: the file is refused (too large, unreadable, over a limit) or crashed the parser.
+        """
         check_file_size(name, len(data), self.limits)
         limits = self.limits
         header = json.dumps(
             {
+                "op": op,
                 "name": name,
                 "max_pdf_pages": limits.max_pdf_pages,
                 "max_chars": limits.max_document_chars,
@@ -250,9 +285,9 @@ class BoundedParser:
                     stream.close()
 
 
-def _outcome(reply: dict[str, Any], name: str, limits: ParseLimits) -> LoadedDocument:
-    if "document" in reply:
-        return document_from_json(reply["document"])
+def _outcome(reply: dict[str, Any], name: str, limits: ParseLimits) -> dict[str, Any]:
+    if "document" in reply or "unpacked" in reply:
+        return reply
     if "refused" in reply:
         raise LoadError(name, str(reply["refused"]))
     if "memory" in reply:
@@ -344,7 +379,7 @@ def _serve(memory_mb: int, timeout_s: float) -> None:
 
     import pymupdf
 
-    from sextant.kb.loaders import import_loaders, load_bytes
+    from sextant.kb.loaders import import_loaders
 
     import_loaders()
     pymupdf.TOOLS.mupdf_display_errors(False)
@@ -367,7 +402,8 @@ def _serve(memory_mb: int, timeout_s: float) -> None:
         signal.alarm(int(timeout_s) + 30)
         chosen = _ocr_options(header)
         with ocr.configured(chosen, on_page=functools.partial(_more_time, replies, chosen.timeout_s)):
-            reply = _parse_one(load_bytes, data, header)
+            work = _unpack_one if header.get("op") == "unpack" else _parse_one
+            reply = _answer(functools.partial(work, data, header))
         signal.alarm(0)
         try:
             _send(replies, reply)
@@ -391,13 +427,30 @@ def _more_time(replies: IO[bytes], seconds: float) -> None:
     signal.alarm(signal.alarm(0) + math.ceil(seconds))
 
 
-def _parse_one(load: Any, data: bytes, header: dict[str, Any]) -> dict[str, Any]:
-    name = str(header["name"])
+def _parse_one(data: bytes, header: dict[str, Any]) -> dict[str, Any]:
+    from sextant.kb.loaders import load_bytes
+
+    doc = load_bytes(data, str(header["name"]), max_pdf_pages=int(header["max_pdf_pages"]))
+    if len(doc.text) > int(header["max_chars"]):
+        return {"refused": too_many_chars_reason(len(doc.text), int(header["max_chars"]))}
+    return {"document": document_to_json(doc)}
+
+
+def _unpack_one(data: bytes, header: dict[str, Any]) -> dict[str, Any]:
+    from sextant.kb.loaders import unpack_bytes
+
+    found = unpack_bytes(data, str(header["name"]))
+    files = [
+        {"key": f.key, "name": f.name, "title": f.title, "data": base64.b64encode(f.data).decode("ascii")}
+        for f in found.files
+    ]
+    return {"unpacked": {"files": files, "skipped": [asdict(skipped) for skipped in found.skipped]}}
+
+
+def _answer(work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """``work``'s reply, or what stopped it: memory, a loader's refusal, or any other error (a crash)."""
     try:
-        doc: LoadedDocument = load(data, name, max_pdf_pages=int(header["max_pdf_pages"]))
-        if len(doc.text) > int(header["max_chars"]):
-            return {"refused": too_many_chars_reason(len(doc.text), int(header["max_chars"]))}
-        return {"document": document_to_json(doc)}
+        return work()
     except MemoryError:
         return {"memory": True}
     except LoadError as exc:

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Literal
 
 from sextant.contract.results import IngestOutcome
-from sextant.kb.document_ids import document_id_for, uri_safe_id
+from sextant.kb.containers import store_parts
+from sextant.kb.document_ids import container_source, document_id_for, uri_safe_id
 from sextant.kb.documents import LoadedDocument, LoadError
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
 from sextant.kb.loader_sandbox import BoundedParser
@@ -142,6 +143,8 @@ def stored_files(records: Iterable[DocumentRecord], roots: Sequence[Path]) -> li
     """The stored documents that came from a file inside ``roots``; the rest are none of a sync's business."""
     owned: list[StoredFile] = []
     for record in records:
+        if container_source(record.source) is not None:
+            continue  # a part comes and goes with its container's file
         path = Path(record.source)
         if path.is_absolute() and any(path.is_relative_to(root) for root in roots):
             owned.append(StoredFile(record.id, path, record.file_hash, record.category))
@@ -260,6 +263,8 @@ def ingest_file(
         file_hash=file_hash(data),
         reuse_vectors_of=reuse_vectors_of,
     )
+    if outcome.status != "unchanged":
+        outcome.parts = store_parts(kb, parser, data, path.name, container_id=doc_id, source=source, category=category)
     return outcome, doc
 
 

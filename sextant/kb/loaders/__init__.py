@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from sextant.kb.documents import LoadedDocument, LoadError
+from sextant.kb.documents import LoadedDocument, LoadError, Unpacked
 
 Loader = Callable[[bytes, str], LoadedDocument]
 
@@ -53,6 +53,10 @@ _FORMATS: dict[str, str] = {
 }
 
 SUPPORTED_SUFFIXES = tuple(_FORMATS)
+# Suffix -> the module whose ``unpack(data, name)`` hands out the files a container holds, each stored as a
+# document of its own (sextant.kb.containers); the container itself is loaded like any file.
+_CONTAINERS: dict[str, str] = {".eml": "mail", ".mbox": "mail"}
+CONTAINER_SUFFIXES = tuple(_CONTAINERS)
 _PAGED = ("pdf", "image")  # loaders that refuse a file over a page count before reading a page
 NO_SUFFIX = "(no suffix)"
 
@@ -134,6 +138,19 @@ def load_bytes(data: bytes, name: str, *, max_pdf_pages: int | None = None) -> L
         return paged(data, name, max_pages=max_pdf_pages)
     loader: Loader = loaded.load
     return loader(data, name)
+
+
+def unpack_bytes(data: bytes, name: str) -> Unpacked:
+    """The files a container holds (a mailbox's messages, a message's attachments); none for any other file.
+
+    Raises:
+        LoadError: the container cannot be read; a part that cannot is named in ``Unpacked.skipped``.
+    """
+    module = _CONTAINERS.get(Path(name).suffix.lower())
+    if module is None:
+        return Unpacked()
+    unpack: Callable[[bytes, str], Unpacked] = importlib.import_module(f"{__name__}.{module}").unpack
+    return unpack(data, name)
 
 
 def load_file(path: Path) -> LoadedDocument:

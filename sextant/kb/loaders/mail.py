@@ -26,12 +26,10 @@ from email.message import Message, MIMEPart
 from email.parser import BytesParser
 from pathlib import PurePath
 
-from sextant.kb.documents import LoadedDocument, LoadError
+from sextant.kb.documents import ContainedFile, LoadedDocument, LoadError, SkippedFile, Unpacked
 from sextant.kb.loaders import html as html_loader
 from sextant.kb.loaders.builder import Heading, TextBuilder, clean_title, close_sections, stem
 
-MESSAGE_SUFFIXES = (".eml",)
-CONTAINER_SUFFIXES = (".eml", ".mbox")
 MAX_MESSAGES = 10_000
 MAX_ATTACHMENT_BYTES = 25 * 2**20  # what most mail services allow for a whole message
 MAX_NESTING = 8  # forwards of forwards; deeper is a loop or an attack, not correspondence
@@ -44,37 +42,6 @@ _SUBJECT_IN_TITLE = 60
 _HEADER_LINE_RE = re.compile(rb"^[!-9;-~]+:")
 _ENVELOPE_RE = re.compile(rb"^From \S+ .*\b\d\d?:\d\d(?::\d\d)?\b.*\b\d{4}\b")
 _ESCAPED_FROM_RE = re.compile(rb"^>(>*From )", re.MULTILINE)
-
-
-@dataclass(frozen=True, slots=True)
-class ContainedFile:
-    """A file found inside a container, to be loaded by the loader its ``name``'s suffix picks.
-
-    ``key`` is stable across re-ingests of the same container; ``title`` is the title the loaded
-    document should carry in place of the one its loader found.
-    """
-
-    key: str
-    name: str
-    data: bytes
-    title: str
-
-
-@dataclass(frozen=True, slots=True)
-class SkippedFile:
-    """Something in a container that was left out, and why."""
-
-    key: str
-    name: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Unpacked:
-    """What ``unpack`` found: the files to load and the parts it left out."""
-
-    files: tuple[ContainedFile, ...] = ()
-    skipped: tuple[SkippedFile, ...] = ()
 
 
 @dataclass(slots=True)
@@ -142,7 +109,7 @@ def unpack(
         return Unpacked(tuple(files), tuple(skipped))
     if suffix == ".mbox":
         return _unpack_mbox(data, name, readable, max_messages, max_attachment_bytes)
-    raise LoadError(name, f"not a mail container: expected one of {', '.join(CONTAINER_SUFFIXES)}")
+    raise LoadError(name, "not a mail container: expected an .eml or .mbox file")
 
 
 def summary(raw: bytes, name: str) -> tuple[str, str, str]:

@@ -18,6 +18,7 @@ from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import create_server
 from sextant.settings import KbSettings
 from tests.conftest import REPO
+from tests.kb.loaders.mail_factory import message
 from tests.kb.mcp.server_client import BEES, ESPRESSO, ingest
 
 pytestmark = pytest.mark.anyio
@@ -108,6 +109,24 @@ async def test_upload_parses_a_pdf_in_the_server_and_keeps_its_pages(kb: Knowled
 
         broken = await client.call_tool("kb_upload", {"filename": "a.pdf", "content_base64": "not base64!"})
         assert broken.is_error
+
+
+async def test_an_uploaded_message_brings_its_attachment_as_a_part(kb: KnowledgeBase) -> None:
+    import base64
+
+    notes = ("notes.md", b"# Notes\n\nThe kiln fires at 1,240 degrees.\n", "text/markdown")
+    eml = message(subject="Kiln", message_id="<kiln@example.com>", attachments=[notes]).as_bytes()
+    async with Client(create_server(kb)) as client:
+        result = await client.call_tool(
+            "kb_upload", {"filename": "kiln.eml", "content_base64": base64.b64encode(eml).decode()}
+        )
+        assert result.structured_content is not None
+        (outcome,) = result.structured_content["results"]
+        assert (outcome["id"], outcome["status"]) == ("kiln", "added")
+        assert [(p["id"], p["status"]) for p in outcome["parts"]] == [("kiln.kiln-example.com-1-notes.md", "added")]
+        found = await client.call_tool("kb_search", {"query": "what temperature does the kiln fire at", "k": 1})
+        assert found.structured_content is not None
+        assert found.structured_content["hits"][0]["document_id"] == "kiln.kiln-example.com-1-notes.md"
 
 
 async def test_upload_limits_come_from_the_settings_and_refusals_name_them(

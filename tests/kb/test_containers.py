@@ -1,0 +1,128 @@
+"""A mailbox's messages and a message's attachments, stored as documents of their own: through sextant-ingest,
+--sync (which follows the mailbox as it grows and shrinks) and forgetting the container."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sextant.kb.cli import ingest
+from sextant.kb.embeddings import Embedder
+from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.kb.loader_sandbox import BoundedParser
+from sextant.kb.loaders import mbox as mbox_loader
+from sextant.settings import KbSettings
+from tests.kb.loaders.mail_factory import mbox, message
+
+pytestmark = pytest.mark.slow
+
+NOTES = ("notes.md", b"# Tasting notes\n\nThe 2019 oolong tasted of roasted chestnut.\n", "text/markdown")
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder: Embedder) -> Path:
+    monkeypatch.setenv("SEXTANT_CHROMA_DIR", str(tmp_path / "store"))
+    monkeypatch.setenv("SEXTANT_PROVIDER", "none")
+    return tmp_path / "store"
+
+
+def _run(argv: list[str]) -> int:
+    with pytest.raises(SystemExit) as exc:
+        ingest.main(argv)
+    return int(exc.value.code or 0)
+
+
+def _kb(store: Path, embedder: Embedder) -> KnowledgeBase:
+    return KnowledgeBase.open(KbSettings(chroma_dir=store, _env_file=None), embedder=embedder)  # type: ignore[call-arg]
+
+
+def _three() -> list[bytes]:
+    return [
+        message(subject="Budget", message_id="<budget@example.com>", body="The budget was approved.\n").as_bytes(),
+        message(
+            subject="Tea order",
+            message_id="<tea@example.com>",
+            body="Notes attached.\n",
+            attachments=[NOTES],
+        ).as_bytes(),
+        message(subject="Offsite", message_id="<offsite@example.com>", body="The offsite is in May.\n").as_bytes(),
+    ]
+
+
+def test_a_message_and_its_attachment_are_two_documents_the_attachment_naming_its_message(
+    store: Path, tmp_path: Path, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "order.eml"
+    path.write_bytes(_three()[1])
+    assert _run([str(path), "--no-summaries"]) == 0
+    assert "2 files: 2 added" in capsys.readouterr().out
+
+    kb = _kb(store, embedder)
+    records = {r.id: r for r in kb.store.list_documents()}
+    assert set(records) == {"order", "order.tea-example.com-1-notes.md"}
+    attachment = records["order.tea-example.com-1-notes.md"]
+    assert attachment.title.startswith("notes.md — attachment to 'Tea order' from alice@example.com")
+    assert attachment.source == f"{path.resolve()}#tea@example.com/1-notes.md"
+    hit = kb.search("what did the 2019 oolong taste of", k=1).hits[0]
+    assert hit.document_id == attachment.id
+
+    kb.forget("order")  # the message takes its attachment with it
+    assert kb.store.list_documents() == []
+    kb.close()
+
+
+def test_sync_follows_a_mailbox_as_messages_come_and_go(
+    store: Path, tmp_path: Path, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "mail"
+    folder.mkdir()
+    budget, tea, offsite = _three()
+    box = folder / "archive.mbox"
+    box.write_bytes(mbox(budget, tea))
+    assert _run(["--sync", str(folder), "--no-summaries"]) == 0
+    kb = _kb(store, embedder)
+    ids = {r.id for r in kb.store.list_documents()}
+    assert ids == {
+        "archive",
+        "archive.budget-example.com",
+        "archive.tea-example.com",
+        "archive.tea-example.com-1-notes.md",
+    }
+    kb.close()
+
+    box.write_bytes(mbox(budget, offsite))  # one message gone (with its attachment), one new
+    assert _run(["--sync", str(folder), "--no-summaries"]) == 0
+    capsys.readouterr()
+    kb = _kb(store, embedder)
+    ids = {r.id for r in kb.store.list_documents()}
+    assert ids == {"archive", "archive.budget-example.com", "archive.offsite-example.com"}
+    assert kb.search("when is the offsite", k=1).hits[0].document_id == "archive.offsite-example.com"
+    kb.close()
+
+    box.unlink()
+    assert _run(["--sync", str(folder), "--no-summaries"]) == 0
+    kb = _kb(store, embedder)
+    assert kb.store.list_documents() == []
+    kb.close()
+
+
+def test_a_mailbox_document_lists_its_messages_a_broken_one_named() -> None:
+    budget, _, offsite = _three()
+    doc = mbox_loader.load(mbox(budget, b"not a message at all\n", offsite), "archive.mbox")
+    (table,) = doc.tables
+    rows = [doc.text[r.start : r.end] for r in table.rows]
+    assert table.header == "Date | From | Subject"
+    assert rows[0] == "2024-03-01T09:30:00+01:00 | alice@example.com | Budget"
+    assert rows[1].startswith(" |  | (message 2 could not be read: ")
+    assert rows[2].endswith("| Offsite") and doc.title == "Mailbox archive"
+
+
+def test_the_worker_unpacks_a_mailbox_and_names_what_it_left_out() -> None:
+    budget, tea, _ = _three()
+    with BoundedParser() as parser:
+        unpacked = parser.unpack(mbox(budget, tea, b"Subject\n"), "archive.mbox")
+        assert [f.name for f in unpacked.files] == ["Budget.eml", "Tea order.eml", "notes.md"]
+        assert unpacked.files[2].data == NOTES[1]
+        assert [s.name for s in unpacked.skipped] == ["archive.mbox message 3"]
+        assert parser.unpack(b"# Plain\n", "plain.md").files == ()
