@@ -30,15 +30,19 @@ class Passage(BaseModel):
     source: str = Field(default="", max_length=2000)
     page: int | None = None
     page_label: str | None = None
+    page_unit: Literal["page", "slide"] = "page"
     section: str | None = None
     text: str = Field(default="", max_length=20_000)
     uri: str | None = Field(default=None, description="kb:// resource of the cited page, or the web page's URL.")
+    link: str | None = Field(
+        default=None, description="For a document fetched from the web: the cited section's address (URL#fragment)."
+    )
 
     def citation(self) -> str:
         """Human-readable place: title, page label and section."""
         parts = [self.title]
         if self.page_label or self.page:
-            parts.append(f"p. {self.page_label or self.page}")
+            parts.append(f"{'slide' if self.page_unit == 'slide' else 'p.'} {self.page_label or self.page}")
         if self.section:
             parts.append(self.section)
         return ", ".join(parts)
@@ -82,9 +86,11 @@ class PassageBook:
                 source=hit.source[:2000],
                 page=hit.page,
                 page_label=hit.page_label,
+                page_unit=hit.page_unit,
                 section=hit.section,
                 text=(hit.text or "")[:20_000],
                 uri=hit.uri,
+                link=hit.link,
             )
             self._remember(passage)
             added.append(passage)

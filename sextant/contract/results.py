@@ -34,6 +34,7 @@ class Hit(BaseModel):
     source: str
     page: int | None = Field(None, description="Physical page number (1-based) where the passage starts.")
     page_label: str | None = Field(None, description="The page label printed on that page (e.g. 'iv', '12').")
+    page_unit: Literal["page", "slide"] = Field("page", description="What the page is called: a deck's are slides.")
     pages: list[int] = Field(default_factory=list, description="Every physical page the passage touches.")
     section: str | None = None
     kind: Literal["text", "table", "overview"] = Field(
@@ -47,6 +48,11 @@ class Hit(BaseModel):
     scores: Scores
     matched_terms: list[str] = Field(default_factory=list, description="Query words found in the passage.")
     uri: str = Field(description="kb:// resource of the cited page (or document) for reading more.")
+    link: str | None = Field(
+        None,
+        description="The web address of the cited place, for a page fetched from the web: its URL with the "
+        "section's #fragment when the section has one.",
+    )
 
 
 class SearchResult(BaseModel):

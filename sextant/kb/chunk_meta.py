@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from sextant.kb.chunking import Chunk
+from sextant.kb.documents import PageUnit
 from sextant.kb.stored import DocumentRecord
 
 Kind = Literal["text", "table", "overview"]
@@ -36,6 +37,8 @@ class ChunkMeta:
     rows: tuple[int, ...] = ()
     page: int | None = None
     page_label: str | None = None
+    page_unit: PageUnit = "page"
+    anchor: str = ""
     # A digest of the exact text the vector was embedded from, so a later version (or a renamed file)
     # reuses the vector only for the same text, whatever the title, section or indexing policy then.
     dense_key: str = ""
@@ -55,6 +58,8 @@ class ChunkMeta:
             rows=tuple(chunk.rows),
             page=chunk.page.number if chunk.page is not None else None,
             page_label=chunk.page.label if chunk.page is not None else None,
+            page_unit=chunk.page.unit if chunk.page is not None else "page",
+            anchor=chunk.anchor,
         )
 
     @classmethod
@@ -88,6 +93,10 @@ class ChunkMeta:
             meta["page_label"] = self.page_label
         if self.dense_key:
             meta["dense_key"] = self.dense_key
+        if self.page_unit != "page":
+            meta["page_unit"] = self.page_unit
+        if self.anchor:
+            meta["anchor"] = self.anchor
         return meta
 
     @classmethod
@@ -111,6 +120,8 @@ class ChunkMeta:
             page=int(page) if page is not None else None,
             page_label=str(meta["page_label"]) if meta.get("page_label") is not None else None,
             dense_key=str(meta.get("dense_key") or ""),
+            page_unit="slide" if meta.get("page_unit") == "slide" else "page",
+            anchor=str(meta.get("anchor") or ""),
         )
 
 

@@ -54,6 +54,7 @@ class Chunk:
     pages: tuple[int, ...]
     section: str
     rows: tuple[int, ...] = ()
+    anchor: str = ""  # where a link can point at the section: its heading's anchor
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +99,7 @@ def _cite(
         pages=pages,
         section=section.title if section else "",
         rows=rows,
+        anchor=section.anchor if section else "",
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 
 class LoadError(Exception):
@@ -19,14 +20,19 @@ class LoadError(Exception):
         self.reason = reason
 
 
+PageUnit = Literal["page", "slide"]
+
+
 @dataclass(frozen=True, slots=True)
 class PageSpan:
-    """A page: its physical number (1-based) and the label printed on it (``iv``, ``T-1``, ``12``)."""
+    """A page: its physical number (1-based) and the label printed on it (``iv``, ``T-1``, ``12``); ``unit`` is
+    what a citation calls it (a deck's pages are slides)."""
 
     start: int
     end: int
     number: int
     label: str
+    unit: PageUnit = "page"
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +154,9 @@ class Unpacked:
     skipped: tuple[SkippedFile, ...] = ()
 
 
-def join_pages(parts: Sequence[tuple[LoadedDocument, int | None]], title: str) -> LoadedDocument:
+def join_pages(
+    parts: Sequence[tuple[LoadedDocument, int | None]], title: str, unit: PageUnit = "page"
+) -> LoadedDocument:
     """One document from parts given in page order, each part a page when its number is given.
 
     Parts are separated by a blank line; every span is shifted to its place in the joined text.
@@ -163,7 +171,7 @@ def join_pages(parts: Sequence[tuple[LoadedDocument, int | None]], title: str) -
         at = len(text)
         text += part.text
         if number is not None:
-            pages.append(PageSpan(start=at, end=len(text), number=number, label=str(number)))
+            pages.append(PageSpan(start=at, end=len(text), number=number, label=str(number), unit=unit))
         sections.extend(replace(s, start=s.start + at, end=s.end + at) for s in part.sections)
         tables.extend(
             replace(

@@ -47,7 +47,8 @@ log = logging.getLogger(__name__)
 # Bump when chunk boundaries change for the same settings, so unchanged files are re-chunked.
 CHUNKER_VERSION = 1
 EMBED_BATCH = 32
-_LATER_FIELDS = ("anchor",)  # span fields added since stores were first written
+# Span fields added since stores were first written, with their defaults.
+_LATER_FIELDS: dict[str, object] = {"anchor": "", "unit": "page"}
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, message)``: called as a document's chunks are embedded."""
@@ -459,10 +460,10 @@ class KnowledgeBase:
 
 
 def _span_key(span: PageSpan | SectionSpan | TableSpan) -> dict[str, Any]:
-    """A span's fields as hashed. A field added after documents were stored (a section's ``anchor``) is left out
-    while empty, so those documents keep their hashes and are not embedded again."""
+    """A span's fields as hashed. A field added after documents were stored (a section's ``anchor``, a page's
+    ``unit``) is left out at its default, so those documents keep their hashes and are not embedded again."""
     fields = asdict(span)
-    return {name: value for name, value in fields.items() if not (name in _LATER_FIELDS and value == "")}
+    return {name: value for name, value in fields.items() if name not in _LATER_FIELDS or value != _LATER_FIELDS[name]}
 
 
 def _dense_key(dense_text: str) -> str:

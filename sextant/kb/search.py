@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeVar
+from urllib.parse import quote
 
 import numpy as np
 
@@ -33,6 +34,7 @@ from sextant.kb.store import ChunkStore
 from sextant.kb.stored import StoredChunk
 from sextant.settings import DENSE_WEIGHT
 
+FRAGMENT_SAFE = "!$&'()*+,;=:@/?-._~"  # RFC 3986: what a URL's fragment may hold unescaped
 SNIPPET_CHARS = 320
 # How far the question's vector moves toward the mean of the passages fed back (learning/feedback.md).
 FEEDBACK_WEIGHT = 0.5
@@ -346,6 +348,7 @@ def _hit(rank: int, cand: _Candidate, terms: list[str], scored_by: ScoredBy, det
         source=meta.source,
         page=meta.page,
         page_label=meta.page_label,
+        page_unit=meta.page_unit,
         pages=list(meta.pages),
         section=meta.section or None,
         kind=meta.kind,
@@ -357,7 +360,16 @@ def _hit(rank: int, cand: _Candidate, terms: list[str], scored_by: ScoredBy, det
         scores=cand.scores,
         matched_terms=terms,
         uri=f"kb://documents/{doc_id}/pages/{meta.page}" if meta.page is not None else f"kb://documents/{doc_id}",
+        link=_link(meta),
     )
+
+
+def _link(meta: ChunkMeta) -> str | None:
+    """The address of a web page's passage: its URL, with its section's fragment when the section has one."""
+    if not meta.source.lower().startswith(("http://", "https://")):
+        return None
+    base = meta.source.split("#", 1)[0]
+    return f"{base}#{quote(meta.anchor, safe=FRAGMENT_SAFE)}" if meta.anchor else base
 
 
 def _text_for(text: str, terms: list[str], detail: DetailLevel) -> str | None:

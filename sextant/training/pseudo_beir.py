@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--docs", type=Path, required=True, help="folder of documents (PDF, DOCX, Markdown, text)")
+    p.add_argument("--docs", type=Path, required=True, help="folder of documents (any type sextant-ingest reads)")
     p.add_argument("--out", type=Path, required=True, help="BEIR folder to write")
     add_source_arguments(p)
     p.add_argument("--threads", type=int, default=2, help="threads for the local model (model)")

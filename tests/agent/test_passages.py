@@ -100,3 +100,15 @@ def test_the_model_reads_the_label_the_citation_and_at_most_the_first_chars_of_t
     assert short.for_model() == "[3] Manual, p. 2\nDescale every eight weeks."
     long = Passage(label=4, title="Manual", text="x" * (MODEL_TEXT_CHARS + 10))
     assert long.for_model() == "[4] Manual\n" + "x" * MODEL_TEXT_CHARS + " …"
+
+
+def test_a_slide_is_cited_as_a_slide_and_a_web_page_carries_its_sections_address() -> None:
+    link = "https://docs.example.org/guide/tea.html#brewing"
+    [slide, web] = PassageBook().add_hits(
+        [
+            hit("c1", page=7, page_label="7", page_unit="slide", section="Roadmap"),
+            hit("c2", rank=2, source="https://docs.example.org/guide/tea.html", link=link),
+        ]
+    )
+    assert slide.citation() == "Espresso manual, slide 7, Roadmap"
+    assert web.link == link and web.page_unit == "page"

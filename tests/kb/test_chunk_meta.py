@@ -32,6 +32,8 @@ metas = st.builds(
     rows=numbers,
     page=st.none() | st.integers(1, 5000),
     page_label=st.none() | st.text(max_size=8),
+    page_unit=st.sampled_from(["page", "slide"]),
+    anchor=st.text(max_size=30),
     dense_key=st.text(alphabet="0123456789abcdef", max_size=32),
 )
 
@@ -62,3 +64,14 @@ def test_an_overview_is_cited_to_the_whole_document() -> None:
 def test_metadata_written_before_a_field_existed_reads_as_its_default() -> None:
     old = {"doc_id": "notes", "start": 0, "end": 12, "kind": "text"}
     assert ChunkMeta.from_chroma(old) == ChunkMeta(doc_id="notes", title="notes", start=0, end=12)
+
+
+def test_a_slide_and_a_sections_anchor_travel_with_the_chunk() -> None:
+    slide = PageSpan(start=0, end=100, number=7, label="7", unit="slide")
+    chunk = Chunk(index=0, start=0, end=40, text="Roadmap", prefix="", kind="text", page=slide, pages=(7,),
+                  section="Roadmap", anchor="roadmap")  # fmt: skip
+    meta = ChunkMeta.of_chunk(RECORD, chunk)
+    assert (meta.page_unit, meta.anchor) == ("slide", "roadmap")
+    assert ChunkMeta.from_chroma(meta.to_chroma()) == meta
+    plain = ChunkMeta.of_chunk(RECORD, Chunk(0, 0, 4, "text", "", "text", None, (), ""))
+    assert "page_unit" not in plain.to_chroma() and "anchor" not in plain.to_chroma()  # older stores' keys only

@@ -7,7 +7,7 @@ import pytest
 
 from sextant.contract.results import SkippedPageInfo
 from sextant.kb.document_ids import document_id_for
-from sextant.kb.documents import LoadedDocument, PageSpan, SectionSpan, SkippedPage
+from sextant.kb.documents import LoadedDocument, PageSpan, SectionSpan, SkippedPage, join_pages
 from sextant.kb.embeddings import Embedder
 from sextant.kb.fusion import RRF_K
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, _span_key
@@ -320,3 +320,10 @@ def test_a_section_without_an_anchor_hashes_as_before_the_field_existed() -> Non
     # Stores written before sections had anchors keep their documents' hashes: nothing is embedded again.
     assert _span_key(SectionSpan(0, 5, "Tea", 2)) == {"start": 0, "end": 5, "title": "Tea", "level": 2}
     assert _span_key(SectionSpan(0, 5, "Tea", 2, anchor="tea"))["anchor"] == "tea"
+
+
+def test_a_passage_on_a_slide_is_cited_as_a_slide(kb: KnowledgeBase) -> None:
+    slides = [(LoadedDocument(text=text, title=""), n) for n, text in enumerate(["Roadmap", ESPRESSO], start=1)]
+    kb.ingest("deck", join_pages(slides, "Quarterly deck", unit="slide"), source="deck.pptx")
+    hit = kb.search("how often to descale the espresso machine", k=1).hits[0]
+    assert (hit.document_id, hit.page, hit.page_label, hit.page_unit) == ("deck", 2, "2", "slide")

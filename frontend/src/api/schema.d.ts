@@ -410,7 +410,7 @@ export interface components {
         Body_upload_upload_post: {
             /**
              * Files
-             * @description PDF, DOCX, Markdown or text files.
+             * @description Documents, slides, spreadsheets, web pages, e-mail and scans: any type the knowledge base reads.
              */
             files: string[];
         };
@@ -754,10 +754,21 @@ export interface components {
             document_id?: string | null;
             /** Label */
             label: number;
+            /**
+             * Link
+             * @description For a document fetched from the web: the cited section's address (URL#fragment).
+             */
+            link?: string | null;
             /** Page */
             page?: number | null;
             /** Page Label */
             page_label?: string | null;
+            /**
+             * Page Unit
+             * @default page
+             * @enum {string}
+             */
+            page_unit: "page" | "slide";
             /** Section */
             section?: string | null;
             /**

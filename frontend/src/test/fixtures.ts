@@ -10,6 +10,7 @@ export function passage(label: number, extra: Partial<Passage> = {}): Passage {
     source: "espresso-maintenance.pdf",
     page: label + 2,
     page_label: String(label),
+    page_unit: "page",
     section: "Chapter 3. Descaling",
     text: `Passage ${label}: descale every two months above 120 ppm.`,
     uri: `kb://documents/espresso-maintenance/pages/${label + 2}`,

@@ -50,14 +50,19 @@ class Summary:
     skipped_pages: list[tuple[str, SkippedPageInfo]] = field(default_factory=list)
     unreadable: list[Path] = field(default_factory=list)  # files in the folders walked that no loader reads
     notes: list[str] = field(default_factory=list)  # what else a person should hear (a crawl's report)
+    # Parts of a stored container that were not (an inline image, a broken attachment): named, as pages are.
+    left_out: list[tuple[str, str]] = field(default_factory=list)
     pages: int = 0
     chunks: int = 0
     overviews: int = 0
 
-    def add(self, name: str, outcome: IngestOutcome) -> None:
+    def add(self, name: str, outcome: IngestOutcome, *, part: bool = False) -> None:
         """Count one document's outcome under ``name`` (a path or an address), and its parts' (a mailbox's
-        messages, a message's attachments) under ``name`` and theirs."""
-        if outcome.status == "refused":
+        messages, a message's attachments) under ``name`` and theirs; a part not stored is left out, not refused:
+        its container was stored."""
+        if outcome.status == "refused" and part:
+            self.left_out.append((name, outcome.reason))
+        elif outcome.status == "refused":
             self.refused.append((name, outcome.reason))
         else:
             getattr(self, outcome.status).append(outcome.id)
@@ -65,8 +70,8 @@ class Summary:
         if outcome.status not in ("unchanged", "refused"):
             self.pages += outcome.pages
             self.chunks += outcome.chunks
-        for part in outcome.parts:
-            self.add(f"{name} › {part.title or part.id}", part)
+        for inner in outcome.parts:
+            self.add(f"{name} › {inner.title or inner.id}", inner, part=True)
 
     def lines(self) -> list[str]:
         files = len(self.added) + len(self.replaced) + len(self.unchanged) + len(self.refused)
@@ -85,6 +90,7 @@ class Summary:
             f"left out page {page.label} of {name}: {page.reason}; the rest is stored"
             for name, page in self.skipped_pages
         )
+        out.extend(f"left out {name}: {reason}; the rest is stored" for name, reason in self.left_out)
         return out
 
 
@@ -297,7 +303,8 @@ def _bar(console: Console) -> Progress:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="sextant-ingest",
-        description="Add PDF, DOCX, Markdown and text files to Sextant's knowledge base. "
+        description="Add documents, slides, spreadsheets, web pages, e-mail and scans to Sextant's knowledge base "
+        "(PDF, Word, OpenDocument, PowerPoint, Excel, CSV, HTML, EPUB, .eml/.mbox, PNG/JPEG/TIFF, Markdown, text). "
         "A file's id is its name without the suffix; ingesting it again replaces it.",
     )
     parser.add_argument(

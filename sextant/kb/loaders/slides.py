@@ -81,7 +81,9 @@ def deck(slides: Sequence[Slide | SkippedPage], title: str, name: str, what: str
     first_title = next((s.title for s in read if s.title), "")
     first_line = next((b.text.split("\n", 1)[0] for s in read for b in s.blocks if isinstance(b, Paragraph)), "")
     title = "" if clean_title(title).lower() in _PLACEHOLDER_TITLES else clean_title(title)
-    document = join_pages(parts, title or clean_title(first_title) or clean_title(first_line) or stem(name))
+    document = join_pages(
+        parts, title or clean_title(first_title) or clean_title(first_line) or stem(name), unit="slide"
+    )
     if not document.text.strip():
         if skipped:
             named = "; ".join(f"slide {s.label}: {s.reason}" for s in skipped[:5])

@@ -63,7 +63,7 @@ def register(server: Server, tools: Tools) -> None:
         """Add text documents to the knowledge base (or replace those with the same id).
 
         Items sharing an id with different `page` numbers are joined into one paged document.
-        An unchanged document is skipped. Files (PDF, DOCX) are added with the sextant-ingest command.
+        An unchanged document is skipped. Files are added with kb_upload or the sextant-ingest command.
         """
         require_write(KB_INGEST)
         kb = kb_of(ctx)
@@ -87,7 +87,11 @@ def register(server: Server, tools: Tools) -> None:
     async def kb_upload(
         filename: Annotated[
             str,
-            Field(description="The file's name; its suffix picks the parser (.pdf, .docx, .md, .txt).", max_length=255),
+            Field(
+                description="The file's name; its suffix picks the parser (.pdf, .docx, .pptx, .xlsx, .csv, .html, "
+                ".epub, .eml, .mbox, .odt, .png, .md, .txt, …).",
+                max_length=255,
+            ),
         ],
         content_base64: Annotated[
             str,
@@ -99,7 +103,7 @@ def register(server: Server, tools: Tools) -> None:
         ctx: Context,
         title: Annotated[str | None, Field(description="Title; default: from the file.", max_length=300)] = None,
     ) -> IngestReport:
-        """Add one file (PDF, DOCX, Markdown or text), parsed here with page numbers kept.
+        """Add one file (a document, slides, a spreadsheet, a web page, e-mail or a scan), parsed here with its places kept.
 
         Its id comes from the file name; re-using a name replaces that document. A file that is too large, too
         long or too slow to parse is refused with the limit it hit. For a person's uploads through the agent's

@@ -38,7 +38,7 @@ def site(tmp_path: Path) -> Iterator[DocsServer]:
     pages = {
         "index.html": '<h1>Guide</h1><p>Start here.</p><a href="tea.html">Tea</a> <a href="gone.html">Gone</a>'
         ' <a href="private.html">Private</a>',
-        "tea.html": '<h1>Tea</h1><h2 id="brewing">Brewing</h2><p>Oolong is steeped at 90 degrees.</p>'
+        "tea.html": '<h1 id="tea">Tea</h1><h2 id="brewing">Brewing</h2><p>Oolong is steeped at 90 degrees.</p>'
         '<a href="index.html">Back</a>',
         "private.html": "<h1>Private</h1><p>Not for crawlers.</p>",
     }
@@ -91,6 +91,7 @@ def test_a_crawl_stays_in_its_folder_honours_robots_txt_and_names_what_failed(
     assert sources == [site.url("/guide/index.html"), site.url("/guide/tea.html")]
     hit = kb.search("what temperature is oolong steeped at", k=1).hits[0]
     assert hit.source == site.url("/guide/tea.html") and hit.title == "Tea"
+    assert hit.link == site.url("/guide/tea.html#tea")  # the address of the section the passage starts in
     kb.close()
 
 

@@ -45,7 +45,10 @@ export function Onboarding({ documents, loadingSample, onLoadSample, onUpload, o
           </CardHeader>
           <CardContent>
             <ol className="list-decimal space-y-1 pl-5 text-sm">
-              <li>Add documents: drop PDF, DOCX, Markdown or text files anywhere on this page, or load the sample corpus.</li>
+              <li>
+                Add documents: drop documents, slides, spreadsheets, web pages, e-mail or scans anywhere on this page, or load the sample
+                corpus.
+              </li>
               <li>Ask a question. Watch the agent search; sources appear as they are found.</li>
               <li>
                 Click any <span className="rounded border px-1 font-mono text-xs">1</span> in an answer to read the exact passage behind it.

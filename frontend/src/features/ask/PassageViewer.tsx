@@ -35,12 +35,22 @@ export function PassageViewer({ passage, focus, gone = false, onClose }: Passage
             </dd>
             {(passage.page_label || passage.page) && (
               <>
-                <dt className="text-muted-foreground">Page</dt>
+                <dt className="text-muted-foreground">{passage.page_unit === "slide" ? "Slide" : "Page"}</dt>
                 <dd data-testid="passage-page">
                   {passage.page_label ?? passage.page}
                   {passage.page && passage.page_label && passage.page_label !== String(passage.page) && (
                     <span className="text-muted-foreground"> (page {passage.page} in the file)</span>
                   )}
+                </dd>
+              </>
+            )}
+            {passage.link && (
+              <>
+                <dt className="text-muted-foreground">Address</dt>
+                <dd className="break-all" data-testid="passage-link">
+                  <a href={passage.link} target="_blank" rel="noreferrer noopener" className="underline underline-offset-2">
+                    {passage.link}
+                  </a>
                 </dd>
               </>
             )}

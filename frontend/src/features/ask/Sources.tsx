@@ -2,6 +2,7 @@
 import { FileText, Globe } from "lucide-react";
 import type { Passage } from "@/api/types";
 import { Skeleton } from "@/components/ui/skeleton";
+import { passagePlace } from "@/features/ask/conversation";
 import { cn } from "@/lib/utils";
 
 interface SourcesProps {
@@ -33,7 +34,7 @@ export function Sources({ passages, cited, loading, onOpen }: SourcesProps) {
               "w-full rounded-md border p-2 text-left text-sm hover:bg-accent focus-visible:outline-2 focus-visible:outline-ring cursor-pointer",
               cited.has(p.label) && "border-primary/50",
             )}
-            aria-label={`Source ${p.label}: ${p.title}${p.page_label || p.page ? `, page ${p.page_label ?? p.page}` : ""}${cited.has(p.label) ? " (cited)" : ""}`}
+            aria-label={`Source ${p.label}: ${[p.title, passagePlace(p)].filter(Boolean).join(", ")}${cited.has(p.label) ? " (cited)" : ""}`}
           >
             <div className="flex items-start gap-2">
               <span className="mt-0.5 rounded bg-muted px-1 font-mono text-xs font-semibold">{p.label}</span>
@@ -47,7 +48,7 @@ export function Sources({ passages, cited, loading, onOpen }: SourcesProps) {
                   <span className="truncate">{p.title}</span>
                 </p>
                 <p className="truncate text-xs text-muted-foreground">
-                  {[p.page_label || p.page ? `p. ${p.page_label ?? p.page}` : null, p.section].filter(Boolean).join(" · ") || p.source}
+                  {[passagePlace(p), p.section].filter(Boolean).join(" · ") || p.source}
                 </p>
               </div>
               {cited.has(p.label) && <span className="text-xs text-primary">cited</span>}

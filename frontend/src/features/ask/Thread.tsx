@@ -9,7 +9,7 @@ import type { Passage } from "@/api/types";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Skeleton } from "@/components/ui/skeleton";
-import { type ChatTurn, labelIsValid } from "@/features/ask/conversation";
+import { type ChatTurn, labelIsValid, passagePlace } from "@/features/ask/conversation";
 import { evidenceFor, type PassageFocus, statementsOfCitations } from "@/features/ask/evidence";
 import { citationSequence, citedLabels } from "@/features/ask/parseMarkdown";
 import { Citation } from "./Citation";
@@ -173,7 +173,7 @@ function TurnView({ turn, passages, onOpen, onRetry }: TurnProps) {
                   className="max-w-full truncate rounded-full border px-2 py-0.5 text-xs hover:bg-accent cursor-pointer"
                 >
                   <span className="font-mono font-semibold">[{label}]</span> {p.title}
-                  {(p.page_label || p.page) && `, p. ${p.page_label ?? p.page}`}
+                  {passagePlace(p) && `, ${passagePlace(p)}`}
                 </button>
               ) : null;
             })}

@@ -146,11 +146,14 @@ export function labelIsValid(turn: ChatTurn, passages: Passage[], label: number)
   return passages.some((p) => p.label === label);
 }
 
+/** Where on its document a passage is, as a citation says it: "p. iv", "slide 7"; null for a passage without pages. */
+export function passagePlace(p: Pick<Passage, "page" | "page_label" | "page_unit">): string | null {
+  if (!p.page_label && !p.page) return null;
+  return `${p.page_unit === "slide" ? "slide" : "p."} ${p.page_label ?? p.page}`;
+}
+
 export function passageCitation(p: Passage): string {
-  const parts = [p.title];
-  if (p.page_label || p.page) parts.push(`p. ${p.page_label ?? p.page}`);
-  if (p.section) parts.push(p.section);
-  return parts.join(", ");
+  return [p.title, passagePlace(p), p.section].filter(Boolean).join(", ");
 }
 
 /** The whole conversation as Markdown: questions, answers, and the passages they cite. */

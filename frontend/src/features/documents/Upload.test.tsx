@@ -1,6 +1,6 @@
 import { act, cleanup, renderHook } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { useUpload } from "./Upload";
+import { UNSUPPORTED, useUpload } from "./Upload";
 
 afterEach(() => {
   cleanup();
@@ -17,7 +17,7 @@ describe("an upload", () => {
     await act(() => result.current.upload(files));
     expect(sent).not.toHaveBeenCalled();
     expect(finished).toHaveBeenCalledWith([
-      { id: "setup.exe", name: "setup.exe", status: "refused", reason: "unsupported type: PDF, DOCX, Markdown or text only" },
+      { id: "setup.exe", name: "setup.exe", status: "refused", reason: UNSUPPORTED },
       { id: "scan.pdf", name: "scan.pdf", status: "refused", reason: "larger than the 10 MB limit" },
     ]);
     expect(result.current.run).toMatchObject({ state: "done", progress: 1, names: ["setup.exe", "scan.pdf"] });

@@ -5,9 +5,10 @@ import { uploadFiles } from "@/api/client";
 import type { IngestResult } from "@/api/types";
 import { Badge } from "@/components/ui/badge";
 import { Dialog } from "@/components/ui/dialog";
+import { isReadable, READABLE_SUFFIXES } from "@/features/documents/fileTypes";
 
-const ACCEPT = ".pdf,.docx,.md,.markdown,.txt";
-const TYPES = /\.(pdf|docx|md|markdown|txt)$/i;
+const ACCEPT = READABLE_SUFFIXES.join(",");
+export const UNSUPPORTED = `unsupported type: the knowledge base reads ${READABLE_SUFFIXES.join(" ")}`;
 const MAX_BYTES = 10 * 1024 * 1024;
 const PER_REQUEST = 20;
 
@@ -30,8 +31,7 @@ export function useUpload(onFinished: (results: FileResult[]) => void) {
       const local: FileResult[] = [];
       const sendable: File[] = [];
       for (const file of files) {
-        if (!TYPES.test(file.name))
-          local.push({ id: file.name, name: file.name, status: "refused", reason: "unsupported type: PDF, DOCX, Markdown or text only" });
+        if (!isReadable(file.name)) local.push({ id: file.name, name: file.name, status: "refused", reason: UNSUPPORTED });
         else if (file.size > MAX_BYTES)
           local.push({ id: file.name, name: file.name, status: "refused", reason: "larger than the 10 MB limit" });
         else sendable.push(file);
@@ -190,7 +190,7 @@ export function DropOverlay({ onFiles }: { onFiles: (files: File[]) => void }) {
       <div className="flex flex-col items-center gap-2 rounded-xl border-2 border-dashed border-primary bg-card p-10 text-center shadow-xl">
         <FileUp aria-hidden="true" className="size-10 text-primary" />
         <p className="text-lg font-semibold">Drop files to add them to the knowledge base</p>
-        <p className="text-sm text-muted-foreground">PDF, DOCX, Markdown or text, up to 10 MB each</p>
+        <p className="text-sm text-muted-foreground">Documents, slides, spreadsheets, web pages, e-mail and scans, up to 10 MB each</p>
       </div>
     </div>
   );
