@@ -9,7 +9,6 @@ parts (``KnowledgeBase.forget``). Parts are unpacked and parsed in the bounded w
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 from sextant.contract.results import IngestOutcome
 from sextant.kb.document_ids import container_source, is_container, part_id, part_source
@@ -46,7 +45,7 @@ def store_parts(
         taken.add(doc_id)
         try:
             loaded = dataclasses.replace(parser.parse(part.data, part.name), title=part.title)
-            original = part.data if Path(part.name).suffix.lower() == ".pdf" else None
+            original = parser.original(part.data, part.name)
             outcomes.append(
                 kb.ingest(doc_id, loaded, source=part_source(source, part.key), category=category, original=original)
             )

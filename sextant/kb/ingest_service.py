@@ -67,7 +67,7 @@ def ingest_file(
         loaded: LoadedDocument = parser.parse(data, filename)
         if title:
             loaded = dataclasses.replace(loaded, title=title)
-        original = data if Path(filename).suffix.lower() == ".pdf" else None
+        original = parser.original(data, filename)
         before_writing()
         outcome = kb.ingest(doc_id, loaded, source=filename, original=original, progress=progress)
     except REFUSALS as exc:

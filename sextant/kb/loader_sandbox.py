@@ -51,7 +51,7 @@ from sextant.kb.documents import (
     TableSpan,
     Unpacked,
 )
-from sextant.kb.loaders import ocr
+from sextant.kb.loaders import loader_of, ocr
 from sextant.settings import KbSettings
 
 MB = 1024 * 1024
@@ -153,6 +153,20 @@ class BoundedParser:
             ),
             skipped=tuple(SkippedFile(**skipped) for skipped in reply["skipped"]),
         )
+
+    def original(self, data: bytes, name: str) -> bytes | None:
+        """What the document's page images are drawn from: a PDF's own bytes, an image's pages made into a PDF
+        (in the worker: the image is untrusted input); None for a file without pages to show.
+
+        Raises:
+            LoadError: as ``parse``.
+        """
+        kind = loader_of(name)
+        if kind == "pdf":
+            return data
+        if kind != "image":
+            return None
+        return base64.b64decode(self._ask("as_pdf", data, name)["pdf"])
 
     def _ask(self, op: str, data: bytes, name: str) -> dict[str, Any]:
         """Send one file to the worker and return its reply: a document, or a container's files.
@@ -286,7 +300,7 @@ class BoundedParser:
 
 
 def _outcome(reply: dict[str, Any], name: str, limits: ParseLimits) -> dict[str, Any]:
-    if "document" in reply or "unpacked" in reply:
+    if "document" in reply or "unpacked" in reply or "pdf" in reply:
         return reply
     if "refused" in reply:
         raise LoadError(name, str(reply["refused"]))
@@ -402,7 +416,7 @@ def _serve(memory_mb: int, timeout_s: float) -> None:
         signal.alarm(int(timeout_s) + 30)
         chosen = _ocr_options(header)
         with ocr.configured(chosen, on_page=functools.partial(_more_time, replies, chosen.timeout_s)):
-            work = _unpack_one if header.get("op") == "unpack" else _parse_one
+            work = _WORK.get(str(header.get("op")), _parse_one)
             reply = _answer(functools.partial(work, data, header))
         signal.alarm(0)
         try:
@@ -458,6 +472,16 @@ def _answer(work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         return {"memory": True} if _caused_by_memory(exc) else {"refused": exc.reason}
     except Exception as exc:
         return {"memory": True} if _caused_by_memory(exc) else {"error": f"{type(exc).__name__}: {exc}"[:500]}
+
+
+def _as_pdf_one(data: bytes, header: dict[str, Any]) -> dict[str, Any]:
+    from sextant.kb.loaders import image
+
+    pdf = image.as_pdf(data, str(header["name"]), max_pages=int(header["max_pdf_pages"]))
+    return {"pdf": base64.b64encode(pdf).decode("ascii")}
+
+
+_WORK = {"parse": _parse_one, "unpack": _unpack_one, "as_pdf": _as_pdf_one}
 
 
 def _caused_by_memory(exc: BaseException) -> bool:

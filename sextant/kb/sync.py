@@ -253,13 +253,13 @@ def ingest_file(
     """
     data = parser.read_file(path)
     doc = parser.parse(data, path.name)
-    # The bytes parsed are the bytes kept: a PDF's original serves its page images.
+    # The bytes parsed are the bytes kept: a PDF's (or an image's, made a PDF) original serves its page images.
     outcome = kb.ingest(
         doc_id,
         doc,
         source=source,
         category=category,
-        original=data,
+        original=parser.original(data, path.name),
         file_hash=file_hash(data),
         reuse_vectors_of=reuse_vectors_of,
     )

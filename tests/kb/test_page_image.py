@@ -8,10 +8,12 @@ import pytest
 from sextant.contract.meta import NO_PAGE_IMAGE
 from sextant.kb.documents import LoadedDocument, PageSpan
 from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.loaders.pdf import load as load_pdf
 from sextant.kb.page_image import NoPageImage, RenderFailed, _ocr_words, page_image
 from sextant.kb.page_render import ZOOM, find_in_words
-from tests.kb.loaders.scans import needs_tesseract, scanned_pdf, typed
+from tests.kb.loaders.scans import PAGES as SCANNED
+from tests.kb.loaders.scans import image_bytes, needs_tesseract, scanned_pdf, typed
 
 pytestmark = pytest.mark.slow
 
@@ -124,3 +126,15 @@ def test_a_quote_is_found_in_ocr_words_across_lines_and_a_hyphen() -> None:
     assert find_in_words(words, "the boiler weekly") == [(45, 10, 100, 20), (10, 30, 60, 40)]
     assert find_in_words(words, "descale THE") == [(10, 10, 70, 20)]
     assert find_in_words(words, "kettle") == [] and find_in_words(words, "...") == []
+
+
+@needs_tesseract
+def test_an_uploaded_image_keeps_its_pages_as_a_pdf_so_they_can_be_shown(kb: KnowledgeBase) -> None:
+    png = image_bytes("png", SCANNED[:1])
+    with BoundedParser() as parser:
+        original = parser.original(png, "scan.png")
+        assert original is not None and original.startswith(b"%PDF")
+        assert parser.original(b"# Notes\n", "notes.md") is None
+        kb.ingest("scan-png", parser.parse(png, "scan.png"), source="scan.png", original=original)
+    _, info = page_image(kb, "scan-png", 1, "Descale the boiler")
+    assert (info.matched, info.highlights) == ("quote", 1)

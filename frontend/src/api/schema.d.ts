@@ -410,7 +410,7 @@ export interface components {
         Body_upload_upload_post: {
             /**
              * Files
-             * @description Documents, slides, spreadsheets, web pages, e-mail and scans: any type the knowledge base reads.
+             * @description Documents, slides, sheets, web pages, e-mail or scans: any type the knowledge base reads
              */
             files: string[];
         };

@@ -49,7 +49,10 @@ async def ingest(body: IngestRequest, state: State, workspace: Scoped) -> Ingest
     "/upload", dependencies=[Limited, Answering], max_body_size=MAX_UPLOAD_FILES * MAX_UPLOAD_BYTES + 1024 * 1024
 )
 async def upload(
-    files: Annotated[list[UploadFile], File(description="Documents, slides, spreadsheets, web pages, e-mail and scans: any type the knowledge base reads.")],
+    files: Annotated[
+        list[UploadFile],
+        File(description="Documents, slides, sheets, web pages, e-mail or scans: any type the knowledge base reads"),
+    ],
     state: State,
     workspace: Scoped,
 ) -> IngestResponse:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from pathlib import Path
 
 from rich.progress import Progress
 
@@ -123,7 +122,7 @@ def _store(kb: KnowledgeBase, parser: BoundedParser, url: str, fetched: Fetched,
     """Parse and store one fetched page under its address's id; whether it was stored."""
     try:
         loaded = parser.parse(fetched.data, fetched.name)
-        original = fetched.data if Path(fetched.name).suffix.lower() == ".pdf" else None
+        original = parser.original(fetched.data, fetched.name)
         outcome = kb.ingest(
             url_document_id(url),
             loaded,

@@ -89,6 +89,11 @@ def supported_files(folder: Path) -> list[Path]:
     return folder_files(folder).readable
 
 
+def loader_of(name: str) -> str | None:
+    """The loader module that reads a file of this name (``pdf``, ``image``, ``html``…), or None."""
+    return _FORMATS.get(Path(name).suffix.lower())
+
+
 def file_type(path: Path) -> str:
     """What a file is counted as when no loader reads it: its suffix in lower case."""
     return path.suffix.lower() or NO_SUFFIX

@@ -103,7 +103,7 @@ def register(server: Server, tools: Tools) -> None:
         ctx: Context,
         title: Annotated[str | None, Field(description="Title; default: from the file.", max_length=300)] = None,
     ) -> IngestReport:
-        """Add one file (a document, slides, a spreadsheet, a web page, e-mail or a scan), parsed here with its places kept.
+        """Add one file (a document, slides, a spreadsheet, a web page, e-mail or a scan), parsed here, places kept.
 
         Its id comes from the file name; re-using a name replaces that document. A file that is too large, too
         long or too slow to parse is refused with the limit it hit. For a person's uploads through the agent's
