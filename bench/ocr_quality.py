@@ -151,7 +151,8 @@ def known_items(folder: Path) -> list[dict[str, Any]]:
         truth = pdf.load(data, name)
         scan = scan_of(folder / name)
         start = time.perf_counter()
-        read, pages = pdf.load_report(scan, name)
+        read = pdf.load(scan, name)
+        pages = read.ocr_pages
         seconds = time.perf_counter() - start
         found = total = 0
         misses = []

@@ -99,6 +99,15 @@ class SkippedPageInfo(BaseModel):
     reason: str
 
 
+class OcrPageInfo(BaseModel):
+    """A page read by OCR (it had no text layer, or was an image)."""
+
+    number: int = Field(description="Physical page number (1-based).")
+    label: str = Field(description="The page label printed on that page.")
+    confidence: float = Field(description="Tesseract's mean word confidence on the page, 0-100.")
+    words: int = Field(description="Words read.")
+
+
 class IngestOutcome(BaseModel):
     """What happened to one document."""
 
@@ -113,6 +122,9 @@ class IngestOutcome(BaseModel):
         default_factory=list,
         description="Pages left out because they could not be read, each with the reason; the rest is stored. "
         "Repair or re-export the file and add it again to include them.",
+    )
+    ocr_pages: list[OcrPageInfo] = Field(
+        default_factory=list, description="The pages read by OCR, each with how sure the OCR was of it."
     )
     embedded: int = Field(
         0, description="Chunks embedded by this call; the others kept the vectors stored for the same text."

@@ -81,11 +81,22 @@ class SkippedPage:
 
 
 @dataclass(frozen=True, slots=True)
+class OcrPage:
+    """A page read by OCR, and how sure Tesseract was of it (mean word confidence, 0-100): what a user is told."""
+
+    number: int
+    label: str
+    confidence: float
+    words: int
+
+
+@dataclass(frozen=True, slots=True)
 class LoadedDocument:
     """A document's text with its page, section and table spans, each sorted by ``start``.
 
     ``skipped_pages``: the pages that could not be read; each keeps an empty span in ``pages``, so the
     numbering of the rest is unchanged.
+    ``ocr_pages``: the pages read by OCR, with Tesseract's confidence in each.
     """
 
     text: str
@@ -94,6 +105,7 @@ class LoadedDocument:
     sections: tuple[SectionSpan, ...] = field(default_factory=tuple)
     tables: tuple[TableSpan, ...] = field(default_factory=tuple)
     skipped_pages: tuple[SkippedPage, ...] = field(default_factory=tuple)
+    ocr_pages: tuple[OcrPage, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
         n = len(self.text)

@@ -18,6 +18,7 @@ import numpy as np
 from sextant.contract.results import (
     DocumentInfo,
     IngestOutcome,
+    OcrPageInfo,
     RerankerInfo,
     SearchResult,
     SkippedPageInfo,
@@ -214,6 +215,7 @@ class KnowledgeBase:
                 title=previous.title,
                 version=previous.version,
                 skipped_pages=_skipped(doc),
+                ocr_pages=_ocr(doc),
             )
 
         chunks = chunk_document(doc, self.embedder, self.chunking)
@@ -274,6 +276,7 @@ class KnowledgeBase:
             title=doc.title,
             version=record.version,
             skipped_pages=_skipped(doc),
+            ocr_pages=_ocr(doc),
             embedded=len(missing),
         )
 
@@ -479,6 +482,10 @@ def _about(doc: LoadedDocument, limit: int = 280) -> str:
 
 def _skipped(doc: LoadedDocument) -> list[SkippedPageInfo]:
     return [SkippedPageInfo(number=p.number, label=p.label, reason=p.reason) for p in doc.skipped_pages]
+
+
+def _ocr(doc: LoadedDocument) -> list[OcrPageInfo]:
+    return [OcrPageInfo(number=p.number, label=p.label, confidence=p.confidence, words=p.words) for p in doc.ocr_pages]
 
 
 def _info(record: DocumentRecord) -> DocumentInfo:

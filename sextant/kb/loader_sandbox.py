@@ -43,6 +43,7 @@ from sextant.kb.documents import (
     ContainedFile,
     LoadedDocument,
     LoadError,
+    OcrPage,
     PageSpan,
     RowSpan,
     SectionSpan,
@@ -338,6 +339,7 @@ def document_from_json(data: dict[str, Any]) -> LoadedDocument:
             for t in data["tables"]
         ),
         skipped_pages=tuple(SkippedPage(**p) for p in data["skipped_pages"]),
+        ocr_pages=tuple(OcrPage(**p) for p in data["ocr_pages"]),
     )
 
 

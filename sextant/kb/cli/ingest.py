@@ -21,7 +21,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from sextant.contract.results import IngestOutcome, SkippedPageInfo
+from sextant.contract.results import IngestOutcome, OcrPageInfo, SkippedPageInfo
 from sextant.kb.cli.web import ingest_addresses, is_address
 from sextant.kb.document_ids import document_id_for
 from sextant.kb.documents import LoadedDocument, LoadError
@@ -52,6 +52,7 @@ class Summary:
     notes: list[str] = field(default_factory=list)  # what else a person should hear (a crawl's report)
     # Parts of a stored container that were not (an inline image, a broken attachment): named, as pages are.
     left_out: list[tuple[str, str]] = field(default_factory=list)
+    read_by_ocr: list[tuple[str, list[OcrPageInfo]]] = field(default_factory=list)
     pages: int = 0
     chunks: int = 0
     overviews: int = 0
@@ -67,6 +68,8 @@ class Summary:
         else:
             getattr(self, outcome.status).append(outcome.id)
         self.skipped_pages.extend((name, page) for page in outcome.skipped_pages)
+        if outcome.ocr_pages and outcome.status != "unchanged":
+            self.read_by_ocr.append((name, outcome.ocr_pages))
         if outcome.status not in ("unchanged", "refused"):
             self.pages += outcome.pages
             self.chunks += outcome.chunks
@@ -91,7 +94,17 @@ class Summary:
             for name, page in self.skipped_pages
         )
         out.extend(f"left out {name}: {reason}; the rest is stored" for name, reason in self.left_out)
+        out.extend(_ocr_line(name, pages) for name, pages in self.read_by_ocr)
         return out
+
+
+def _ocr_line(name: str, pages: list[OcrPageInfo]) -> str:
+    """``read by OCR: 3 pages of scan.pdf, mean word confidence 91.2 (lowest 62.0, page 2)``."""
+    mean = sum(p.confidence for p in pages) / len(pages)
+    low = min(pages, key=lambda p: p.confidence)
+    count = f"{len(pages)} page{'s' if len(pages) != 1 else ''}"
+    lowest = f" (lowest {low.confidence:.1f}, page {low.label})" if len(pages) > 1 else ""
+    return f"read by OCR: {count} of {name}, mean word confidence {mean:.1f}{lowest}"
 
 
 def collect(paths: list[Path], recursive: bool, summary: Summary) -> Iterator[Path]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pymupdf
 
 from sextant.kb.documents import LoadedDocument, LoadError
-from sextant.kb.loaders import ocr, pdf
+from sextant.kb.loaders import pdf
 
 SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff")
 _FILETYPES = {".png": "png", ".jpg": "jpeg", ".jpeg": "jpeg", ".tif": "tiff", ".tiff": "tiff"}
@@ -26,18 +26,7 @@ def load(data: bytes, name: str, *, max_pages: int | None = None) -> LoadedDocum
         LoadError: the image cannot be decoded, has too many frames, OCR is off or not installed, or OCR
             found no words in it.
     """
-    return load_report(data, name, max_pages=max_pages)[0]
-
-
-def load_report(
-    data: bytes, name: str, *, max_pages: int | None = None
-) -> tuple[LoadedDocument, tuple[ocr.OcrPage, ...]]:
-    """``load``, and each page's OCR confidence (see ``pdf.load_report``).
-
-    Raises:
-        LoadError: as ``load``.
-    """
-    return pdf.load_report(as_pdf(data, name, max_pages=max_pages), name, max_pages=max_pages)
+    return pdf.load(as_pdf(data, name, max_pages=max_pages), name, max_pages=max_pages)
 
 
 def as_pdf(data: bytes, name: str, *, max_pages: int | None = None) -> bytes:

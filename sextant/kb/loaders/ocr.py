@@ -126,16 +126,6 @@ class OcrResult:
         return "\n\n".join("\n".join(lines) for lines in paragraphs)
 
 
-@dataclass(frozen=True, slots=True)
-class OcrPage:
-    """A page that was read by OCR and how sure Tesseract was of it: what a user sees beside its text."""
-
-    number: int
-    label: str
-    confidence: float
-    words: int
-
-
 # The worker sets these per file (``configured``); elsewhere they come from the environment.
 _options: ContextVar[OcrOptions | None] = ContextVar("ocr_options", default=None)
 _on_page: ContextVar[Callable[[], None] | None] = ContextVar("ocr_on_page", default=None)

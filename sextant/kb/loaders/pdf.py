@@ -29,11 +29,12 @@ import logging
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import pymupdf
 
-from sextant.kb.documents import LoadedDocument, LoadError, PageSpan, SkippedPage, TableSpan
+from sextant.kb.documents import LoadedDocument, LoadError, OcrPage, PageSpan, SkippedPage, TableSpan
 from sextant.kb.loaders import ocr
 from sextant.kb.loaders.builder import Heading, TextBuilder, clean_title, close_sections, stem
 from sextant.kb.loaders.pdf_furniture import PageBlocks, without_furniture
@@ -73,22 +74,11 @@ def load(data: bytes, name: str, *, max_pages: int | None = None) -> LoadedDocum
         LoadError: the PDF is encrypted, has no text (a scan OCR cannot read, or OCR is off or not
             installed), has no pages or too many, or neither PyMuPDF nor pypdf can read it.
     """
-    return load_report(data, name, max_pages=max_pages)[0]
-
-
-def load_report(
-    data: bytes, name: str, *, max_pages: int | None = None
-) -> tuple[LoadedDocument, tuple[ocr.OcrPage, ...]]:
-    """``load``, and the pages that were read by OCR with Tesseract's mean word confidence on each.
-
-    Raises:
-        LoadError: as ``load``.
-    """
     try:
         document = pymupdf.open(stream=data, filetype="pdf")
     # MuPDF reports a damaged file through several unrelated exception types.
     except Exception as exc:
-        return _load_with_pypdf(data, name, f"PyMuPDF: {exc}", max_pages), ()
+        return _load_with_pypdf(data, name, f"PyMuPDF: {exc}", max_pages)
     with document:
         try:
             # Even the page count can fail on a damaged page tree (fuzz corpus: "Invalid number of pages").
@@ -103,7 +93,7 @@ def load_report(
         except MemoryError:
             raise
         except Exception as exc:
-            return _load_with_pypdf(data, name, f"PyMuPDF: {exc}", max_pages), ()
+            return _load_with_pypdf(data, name, f"PyMuPDF: {exc}", max_pages)
 
 
 def _check_pages(count: int, max_pages: int | None, name: str) -> None:
@@ -112,12 +102,12 @@ def _check_pages(count: int, max_pages: int | None, name: str) -> None:
         raise LoadError(name, f"the PDF has {count} pages, more than {limit}; split it, or raise the limit")
 
 
-def _load_with_pymupdf(document: pymupdf.Document, name: str) -> tuple[LoadedDocument, tuple[ocr.OcrPage, ...]]:
+def _load_with_pymupdf(document: pymupdf.Document, name: str) -> LoadedDocument:
     # Two passes: running heads and hyphenated words are judged against the whole document.
     read: list[PageBlocks] = []
     words_of: list[list[Word]] = []
     skipped: list[SkippedPage] = []
-    ocr_pages: list[ocr.OcrPage] = []
+    ocr_pages: list[OcrPage] = []
     no_ocr: list[str] = []  # why scanned pages were not read, when they were not
     for page in document.pages():
         label = page.get_label()
@@ -137,7 +127,7 @@ def _load_with_pymupdf(document: pymupdf.Document, name: str) -> tuple[LoadedDoc
                 page_dict = ocr.page_dict(result)
                 words = [_normalised(word) for word in ocr.page_words(result)]
                 blocks = read_blocks(page_dict)
-                ocr_pages.append(ocr.OcrPage(number, label or str(number), round(result.confidence, 1), len(words)))
+                ocr_pages.append(OcrPage(number, label or str(number), round(result.confidence, 1), len(words)))
         read.append(PageBlocks(blocks, page_height(page), label))
         words_of.append(words)
     unreadable = {page.number for page in skipped}
@@ -178,7 +168,7 @@ def _load_with_pymupdf(document: pymupdf.Document, name: str) -> tuple[LoadedDoc
     toc = document.get_toc(simple=True)
     headings = outline_headings(toc, text, pages) if toc else font_headings(placed)
     title = _meta_title(document.metadata) or largest_line(placed) or _first_line(text) or stem(name)
-    return _document(text, title, pages, headings, tables, skipped), tuple(ocr_pages)
+    return replace(_document(text, title, pages, headings, tables, skipped), ocr_pages=tuple(ocr_pages))
 
 
 def _chars(blocks: Sequence[Block]) -> int:

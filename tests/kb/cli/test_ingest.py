@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pymupdf
@@ -10,6 +11,7 @@ from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.settings import KbSettings
 from tests.kb.loaders.pdf_factory import FILLER, damage_page, new_page, paragraph, to_bytes
+from tests.kb.loaders.scans import needs_tesseract, scanned_pdf
 
 pytestmark = pytest.mark.slow
 
@@ -183,3 +185,16 @@ def test_sync_refuses_what_is_not_a_folder_before_opening_the_store(
     (tmp_path / "notes.md").write_text("# Notes\n", encoding="utf-8")
     assert _run([arg.format(tmp=tmp_path) for arg in argv]) == 2
     assert message in capsys.readouterr().err
+
+
+@needs_tesseract
+def test_a_scan_is_read_by_ocr_and_the_summary_says_how_sure_it_was(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scan = tmp_path / "scan.pdf"
+    scan.write_bytes(scanned_pdf())
+    assert _run([str(scan), "--no-summaries"]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("read by OCR"))
+    assert re.fullmatch(
+        rf"read by OCR: 3 pages of {re.escape(str(scan))}, mean word confidence [\d.]+ \(lowest [\d.]+, page \d\)", line
+    )

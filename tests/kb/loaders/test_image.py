@@ -13,7 +13,8 @@ from tests.kb.loaders.scans import PAGES, image_bytes, needs_tesseract, squash
 @needs_tesseract
 @pytest.mark.parametrize(("kind", "name"), [("PNG", "notes.png"), ("JPEG", "notes.jpg"), ("JPEG", "NOTES.JPEG")])
 def test_a_single_image_is_one_ocr_page(kind: str, name: str) -> None:
-    doc, read = image.load_report(image_bytes(kind), name)
+    doc = image.load(image_bytes(kind), name)
+    read = doc.ocr_pages
     assert squash(doc.text) == PAGES[0]
     assert [(p.number, p.label) for p in doc.pages] == [(1, "1")]
     assert len(read) == 1 and read[0].number == 1 and read[0].confidence > 85 and read[0].words == 9

@@ -339,7 +339,8 @@ PAGE_TWO = SCANNED[1]
 
 @needs_tesseract
 def test_scanned_pages_are_read_by_ocr_and_cited_by_page() -> None:
-    doc, read = pdf.load_report(scanned_pdf(), "scan.pdf")
+    doc = pdf.load(scanned_pdf(), "scan.pdf")
+    read = doc.ocr_pages
     assert [_squash(doc.text[p.start : p.end]) for p in doc.pages] == list(SCANNED)
     assert [(p.number, p.label) for p in read] == [(1, "1"), (2, "2"), (3, "3")]
     assert all(p.confidence > 85 and p.words > 5 for p in read)
@@ -348,7 +349,8 @@ def test_scanned_pages_are_read_by_ocr_and_cited_by_page() -> None:
 
 @needs_tesseract
 def test_a_scanners_stamp_does_not_hide_the_scan_under_it() -> None:
-    doc, read = pdf.load_report(scanned_pdf(stamp="Scanned by the office copier"), "scan.pdf")
+    doc = pdf.load(scanned_pdf(stamp="Scanned by the office copier"), "scan.pdf")
+    read = doc.ocr_pages
     assert len(read) == 3
     assert PAGE_TWO in _squash(doc.text[doc.pages[1].start : doc.pages[1].end])
 
@@ -360,7 +362,8 @@ def test_only_the_scanned_page_of_a_mixed_pdf_is_ocr_d() -> None:
     paragraph(page, (72, 72, 540, 200), f"Typed page about the grinder. {FILLER}")
     with pymupdf.open("pdf", scanned_pdf()) as scan:
         mixed.insert_pdf(scan, from_page=1, to_page=1)
-    doc, read = pdf.load_report(to_bytes(mixed), "mixed.pdf")
+    doc = pdf.load(to_bytes(mixed), "mixed.pdf")
+    read = doc.ocr_pages
     assert [p.number for p in read] == [2]
     assert "grinder" in doc.text[doc.pages[0].start : doc.pages[0].end]
     assert _squash(doc.text[doc.pages[1].start : doc.pages[1].end]) == PAGE_TWO
@@ -380,7 +383,8 @@ def test_with_ocr_off_the_scanned_page_of_a_mixed_pdf_is_skipped_and_named() -> 
     with pymupdf.open("pdf", scanned_pdf()) as scan:
         mixed.insert_pdf(scan, from_page=1, to_page=1)
     with ocr.configured(ocr.OcrOptions(mode="off")):
-        doc, read = pdf.load_report(to_bytes(mixed), "mixed.pdf")
+        doc = pdf.load(to_bytes(mixed), "mixed.pdf")
+        read = doc.ocr_pages
     assert read == () and "grinder" in doc.text
     assert [(p.number, p.reason.split(":")[0]) for p in doc.skipped_pages] == [(2, "scanned, not read")]
     assert "SEXTANT_OCR=off" in doc.skipped_pages[0].reason
