@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 
 from sextant.kb.documents import LoadError
 from sextant.kb.loader_sandbox import BoundedParser, ParseLimitError, ParseLimits, ParserCrash
-from sextant.kb.loaders import load_bytes, pdf
+from sextant.kb.loaders import _FORMATS, load_bytes, pdf
 from sextant.settings import KbSettings
 from tests.conftest import data_dir
 from tests.kb.fuzzing import CRASH, LOADED, REFUSED, Seed, made_seeds, mutated, outcome, shared_seeds
@@ -130,8 +130,13 @@ def test_limits_come_from_the_settings_with_the_documented_defaults(monkeypatch:
 FUZZ_SEEDS = made_seeds() + shared_seeds(data_dir(), max_bytes=200_000)
 
 
+def test_every_loader_has_a_made_fuzz_seed() -> None:
+    # A loader that lands without a seed would never be fuzzed, here or in bench/fuzz_loaders.py.
+    assert {_FORMATS[suffix] for suffix in SEEDS} == set(_FORMATS.values())
+
+
 @settings(
-    max_examples=200,
+    max_examples=300,  # 17 formats, PDFs drawn twice as often: about 15 inputs each
     derandomize=True,
     database=None,
     deadline=None,

@@ -7,7 +7,10 @@ length of what came before, never recomputed by searching. Loaders that keep the
 
 from __future__ import annotations
 
+import lzma
 import re
+import zipfile
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -18,6 +21,19 @@ TITLE_MAX_CHARS = 120
 CELL_SEPARATOR = " | "  # between a table row's cells, in every format: one row is one line
 # Word 97-2003, PowerPoint 97-2003 and password-protected Office files are OLE compound files, not zips.
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+# What reading a damaged zip package or member raises: a bad header or CRC (BadZipFile), a damaged deflate,
+# LZMA or bzip2 stream (zlib.error, LZMAError, OSError, EOFError), an offset before the file's start
+# (ValueError: negative seek), an unknown compression method (NotImplementedError), a password (RuntimeError).
+ZIP_ERRORS: tuple[type[Exception], ...] = (
+    zipfile.BadZipFile,
+    zlib.error,
+    lzma.LZMAError,
+    OSError,
+    EOFError,
+    ValueError,
+    NotImplementedError,
+    RuntimeError,
+)
 
 # "Table 3:", "TABLE 3.", "Table IV -", "Tab. 2:"; the number keeps prose like "Table captions" out.
 CAPTION_RE = re.compile(r"^\s*(?:table|tab\.)\s*(?:\d+|[ivxlc]+)(?:\.\d+)*\s*[:.|—–-]", re.IGNORECASE)

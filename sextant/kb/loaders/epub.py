@@ -26,7 +26,7 @@ from lxml import etree
 
 from sextant.kb.documents import LoadedDocument, LoadError, SectionSpan, join_pages
 from sextant.kb.loaders import html
-from sextant.kb.loaders.builder import clean_title, stem
+from sextant.kb.loaders.builder import ZIP_ERRORS, clean_title, stem
 
 _NS = {
     "c": "urn:oasis:names:tc:opendocument:xmlns:container",
@@ -52,7 +52,7 @@ def load(data: bytes, name: str) -> LoadedDocument:
     """
     try:
         book = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
+    except ZIP_ERRORS as exc:
         raise LoadError(
             name, "not an EPUB (it is not a zip package); re-export it from the program that made it"
         ) from exc
@@ -84,7 +84,7 @@ def _read(book: zipfile.ZipFile, path: str, name: str) -> bytes:
         raise LoadError(name, f"{path} unpacks to {info.file_size:,} bytes, too large for one chapter of a book")
     try:
         return book.read(info)
-    except (zipfile.BadZipFile, OSError, RuntimeError) as exc:  # RuntimeError: a password-protected entry
+    except ZIP_ERRORS as exc:
         raise LoadError(name, f"damaged EPUB: {path} cannot be unpacked ({exc}); re-export it") from exc
 
 

@@ -19,7 +19,7 @@ from typing import IO
 from lxml import etree
 
 from sextant.kb.documents import LoadedDocument, LoadError
-from sextant.kb.loaders.builder import stem
+from sextant.kb.loaders.builder import ZIP_ERRORS, stem
 from sextant.kb.loaders.sheets import MAX_CELLS, MAX_COLUMNS, MAX_ROWS, Bounds, Row, WorkbookBuilder, format_percent
 
 _MIMETYPE = "application/vnd.oasis.opendocument.spreadsheet"
@@ -57,7 +57,12 @@ def load(
     """
     package = _open(data, name)
     builder = WorkbookBuilder(name, Bounds(max_rows, max_columns, max_cells))
-    with package, package.open("content.xml") as content:
+    try:
+        content = package.open("content.xml")
+    except ZIP_ERRORS as exc:
+        package.close()
+        raise LoadError(name, f"a damaged .ods package: content.xml cannot be unpacked ({exc}); re-save it") from exc
+    with package, content:
         try:
             for title, hidden, rows in _sheets(content, max_rows, max_columns):
                 if hidden:
@@ -66,7 +71,8 @@ def load(
                     builder.add_sheet(title, rows)
                 for _ in rows:  # what the builder did not read, so that the stream reaches the next sheet
                     pass
-        except etree.XMLSyntaxError as exc:
+        # content.xml is read as a stream: a damaged member shows only where the reading reaches it.
+        except (etree.XMLSyntaxError, *ZIP_ERRORS) as exc:
             builder.skip_sheet("(the rest)", f"the file is damaged from here on ({exc}); re-save it")
         title = _meta_title(package)
     return builder.build(title or stem(name))
@@ -75,10 +81,13 @@ def load(
 def _open(data: bytes, name: str) -> zipfile.ZipFile:
     if not zipfile.is_zipfile(io.BytesIO(data)):
         raise LoadError(name, "not an .ods file (it is not a zip package); re-save it as OpenDocument Spreadsheet")
-    package = zipfile.ZipFile(io.BytesIO(data))
-    names = set(package.namelist())
-    mimetype = package.read("mimetype").decode("ascii", "replace").strip() if "mimetype" in names else _MIMETYPE
-    manifest = package.read("META-INF/manifest.xml") if "META-INF/manifest.xml" in names else b""
+    try:
+        package = zipfile.ZipFile(io.BytesIO(data))
+        names = set(package.namelist())
+        mimetype = package.read("mimetype").decode("ascii", "replace").strip() if "mimetype" in names else _MIMETYPE
+        manifest = package.read("META-INF/manifest.xml") if "META-INF/manifest.xml" in names else b""
+    except ZIP_ERRORS as exc:
+        raise LoadError(name, f"a damaged .ods package ({type(exc).__name__}: {exc}); re-save it") from exc
     if b"encryption-data" in manifest:
         raise LoadError(name, "password-protected; save a copy without a password (File > Properties) and add that")
     if mimetype != _MIMETYPE or "content.xml" not in names:
@@ -222,7 +231,7 @@ def _meta_title(package: zipfile.ZipFile) -> str:
     try:
         meta = etree.fromstring(package.read("meta.xml"), etree.XMLParser(resolve_entities=False, no_network=True))
     # meta.xml is optional and only gives the title: a missing or damaged one loses nothing else.
-    except (KeyError, etree.XMLSyntaxError):
+    except (KeyError, etree.XMLSyntaxError, *ZIP_ERRORS):
         return ""
     found = meta.find(".//{http://purl.org/dc/elements/1.1/}title")
     return (found.text or "").strip() if found is not None else ""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from sextant.kb.documents import LoadError
-from sextant.kb.loaders.builder import CELL_SEPARATOR, OLE_MAGIC, clean_title
+from sextant.kb.loaders.builder import CELL_SEPARATOR, OLE_MAGIC, ZIP_ERRORS, clean_title
 from sextant.kb.loaders.slides import Paragraph, Table
 
 NS = {
@@ -102,7 +102,7 @@ def open_package(data: bytes, name: str, mimetypes: Sequence[str], what: str) ->
         )
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
+    except ZIP_ERRORS as exc:
         raise LoadError(name, f"not a {what} file (it is not a zip package); re-save it from LibreOffice") from exc
     with archive:
         mimetype = _member(archive, "mimetype").decode("ascii", "replace").strip()
@@ -127,7 +127,7 @@ def _member(archive: zipfile.ZipFile, path: str) -> bytes:
     except KeyError:
         return b""
     # A damaged member (bad CRC, unknown compression) is as unreadable as a missing one.
-    except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError):
+    except ZIP_ERRORS:
         return b""
 
 

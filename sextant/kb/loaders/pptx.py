@@ -29,7 +29,7 @@ from pptx.slide import Slide as PptxSlide
 from pptx.table import Table as PptxTable
 
 from sextant.kb.documents import LoadedDocument, LoadError, SkippedPage
-from sextant.kb.loaders.builder import CELL_SEPARATOR, OLE_MAGIC
+from sextant.kb.loaders.builder import CELL_SEPARATOR, OLE_MAGIC, ZIP_ERRORS
 from sextant.kb.loaders.slides import Paragraph, Slide, Table, deck
 
 logger = logging.getLogger(__name__)
@@ -65,16 +65,19 @@ def load(data: bytes, name: str) -> LoadedDocument:
         )
     if not zipfile.is_zipfile(io.BytesIO(data)):
         raise LoadError(name, "not a .pptx file (it is not a zip package); re-save it from PowerPoint as .pptx")
-    repaired, broken = _with_stand_ins(data)
     try:
+        repaired, broken = _with_stand_ins(data)
         presentation = pptx.Presentation(io.BytesIO(repaired))
-    # python-pptx reports damage as whichever error its zip, XML or package layer hit first.
+        # Read on first use: a damaged slide list (an entry without its r:id) raises here.
+        deck_slides = list(presentation.slides)
+    # python-pptx (and the stand-ins' copy of the other parts) reports damage as whichever error its zip, XML or
+    # package layer hit first.
     except Exception as exc:
         raise LoadError(
             name, f"not a readable .pptx ({type(exc).__name__}: {exc}); re-save it from PowerPoint"
         ) from exc
     slides: list[Slide | SkippedPage] = []
-    for number, slide in enumerate(presentation.slides, 1):
+    for number, slide in enumerate(deck_slides, 1):
         reason = broken.get(str(slide.part.partname).lstrip("/"))
         if reason:
             slides.append(SkippedPage(number, str(number), reason))
@@ -100,7 +103,7 @@ def _with_stand_ins(data: bytes) -> tuple[bytes, dict[str, str]]:
                 try:
                     etree.fromstring(archive.read(info), _PARSER)
                 # A bad CRC or compression leaves the part as unreadable as bad XML.
-                except (etree.XMLSyntaxError, zipfile.BadZipFile, NotImplementedError, OSError, EOFError) as exc:
+                except (etree.XMLSyntaxError, *ZIP_ERRORS) as exc:
                     broken[info.filename] = f"damaged, its XML part {info.filename} does not parse ({exc})"
         if not broken:
             return data, broken
