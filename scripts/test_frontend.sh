@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build and test the browser interface, as CI does: the API schema is current, npm ci, type-check,
 # lint and format (Biome, frontend/biome.jsonc), Vitest, production build, then Playwright end to end
-# in Debian's Chromium against the real agent server and sextant-kb. Four e2e files, each with its
+# in Debian's Chromium against the real agent server and sextant-kb. Five e2e files, each with its
 # own store and ports:
 #   e2e/app.e2e.mjs          no model (SEXTANT_PROVIDER=none: answers are excerpts, which still cite),
 #                            the committed corpus: ask, cite, upload a PDF, reload, Index Lab, phone width;
@@ -12,6 +12,9 @@
 #                            each other's uploads; deleting one from the command palette leaves the other;
 #   e2e/mcp-app.e2e.mjs      sextant-kb's MCP App in the official host bridge (ext-apps' AppBridge): the cited
 #                            PDF page with the passage highlighted, inside the host page.
+#   e2e/formats.e2e.mjs      no model, the committed corpus: drop a slide deck and a scanned PDF page (e2e/fixtures/),
+#                            cite "Slide 3" and the OCR'd passage with its quote highlighted on the scan (skips without
+#                            Tesseract's English data).
 # Exits non-zero on the first failure. Needs Node 20+ and npm, and the SmolLM2 file that setup.sh
 # fetches (sextant-models fetch); installs Chromium with apt if missing.
 set -euo pipefail

@@ -129,6 +129,9 @@ class BoundedParser:
         self.limits = limits or ParseLimits()
         self._command = list(command) if command is not None else None
         self.starts = 0  # workers started so far; the fuzz run reports it
+        # Told ``(file name, page count so far)`` as each page of a file is about to be OCR'd: a scan is the one
+        # file that takes minutes, and a progress bar can say how far it is.
+        self.on_ocr_page: Callable[[str, int], None] | None = None
         self._lock = threading.Lock()
         self._worker: subprocess.Popen[bytes] | None = None
 
@@ -203,6 +206,8 @@ class BoundedParser:
                     if ocr_pages < limits.max_pdf_pages:
                         ocr_pages += 1
                         deadline += min(float(reply["more_time_s"]), limits.ocr.timeout_s)
+                        if self.on_ocr_page is not None:
+                            self.on_ocr_page(name, ocr_pages)
                     reply = _read_frame(worker, deadline)
             except TimeoutError:
                 self._stop_worker()

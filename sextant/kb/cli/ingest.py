@@ -180,6 +180,7 @@ def ingest_paths(
     owners: dict[str, Path] = {}
     with BoundedParser(ParseLimits.from_settings(kb.settings)) as parser, _bar(console) as bar, kb.batch():
         task = bar.add_task("ingesting", total=len(files))
+        parser.on_ocr_page = lambda name, page: bar.update(task, description=f"{name}: reading page {page} by OCR")
         for path in files:
             bar.update(task, description=path.name)
             doc_id = document_id_for(path)

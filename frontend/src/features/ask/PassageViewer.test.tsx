@@ -173,4 +173,16 @@ describe("the page of a PDF passage", () => {
     await waitFor(() => expect(screen.getByText("The whole of page three.")).toBeTruthy());
     expect(calls.some((c) => c.includes("/image"))).toBe(false);
   });
+
+  it("names a deck's page a slide, in the details and for its whole text", async () => {
+    const calls = agent({ status: 200 });
+    const slide = { ...pdf, source: "workshop.pptx", page_unit: "slide" as const };
+    render(<PassageViewer passage={slide} onClose={() => undefined} />);
+    expect(screen.getByTestId("passage-page").previousElementSibling?.textContent).toBe("Slide");
+    expect(screen.queryByRole("button", { name: /page/i })).toBeNull();
+    fireEvent.click(screen.getByRole("button", { name: "Show the whole slide 3" }));
+    const whole = await screen.findByRole("region", { name: "Slide 3" });
+    expect(whole.textContent).toMatch(/^Slide 3/);
+    expect(calls.some((c) => c.includes("/image"))).toBe(false);
+  });
 });

@@ -165,6 +165,8 @@ function WholePage({ passage, quote }: { passage: Passage; quote?: string }) {
   const documentId = passage.document_id ?? "";
   const number = passage.page ?? 1;
   const label = passage.page_label ?? String(number);
+  // A deck's page is a slide: "Show the whole page 3" would send a reader looking for a third page.
+  const unit = passage.page_unit === "slide" ? "Slide" : "Page";
 
   // Runs when the view changes: the passage and quote are fixed (the component is keyed by them), and the load state is
   // read, not watched, since watching it would abort the load it starts.
@@ -224,7 +226,7 @@ function WholePage({ passage, quote }: { passage: Passage; quote?: string }) {
       ) : (
         view === null && (
           <Button variant="outline" size="sm" onClick={() => setView("text")}>
-            <FileText /> Show the whole page {label}
+            <FileText /> Show the whole {unit.toLowerCase()} {label}
           </Button>
         )
       )}
@@ -258,8 +260,10 @@ function WholePage({ passage, quote }: { passage: Passage; quote?: string }) {
       )}
       {view === "text" && text.state === "failed" && <p className="text-sm text-destructive">Could not load the page: {text.error}</p>}
       {view === "text" && text.state === "ready" && (
-        <section aria-label={`Page ${label}`}>
-          <h3 className="mb-1 text-xs font-semibold tracking-wide text-muted-foreground uppercase">Page {label}</h3>
+        <section aria-label={`${unit} ${label}`}>
+          <h3 className="mb-1 text-xs font-semibold tracking-wide text-muted-foreground uppercase">
+            {unit} {label}
+          </h3>
           <pre className="max-h-96 overflow-y-auto rounded-md border p-3 font-sans text-sm whitespace-pre-wrap">{text.value}</pre>
         </section>
       )}
