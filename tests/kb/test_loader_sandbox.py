@@ -18,6 +18,7 @@ from sextant.kb.loaders import _FORMATS, load_bytes, pdf
 from sextant.settings import KbSettings
 from tests.conftest import data_dir
 from tests.kb.fuzzing import CRASH, LOADED, REFUSED, Seed, made_seeds, mutated, outcome, shared_seeds
+from tests.kb.loaders.scans import needs_tesseract, scanned_pdf
 
 pytestmark = pytest.mark.slow  # every test here runs a worker process
 
@@ -169,3 +170,12 @@ def _address_space_mb(pid: int | None) -> int:
         if line.startswith("VmSize:"):
             return int(line.split()[1]) // 1024 + 1
     raise AssertionError(f"no VmSize for process {pid}")
+
+
+@needs_tesseract
+def test_each_page_ocr_reads_is_told_to_whoever_shows_progress() -> None:
+    told: list[tuple[str, int]] = []
+    with BoundedParser() as parser:
+        parser.on_ocr_page = lambda name, page: told.append((name, page))
+        parser.parse(scanned_pdf(), "scan.pdf")
+    assert told == [("scan.pdf", 1), ("scan.pdf", 2), ("scan.pdf", 3)]
