@@ -9,6 +9,12 @@ heading, that heading's level becomes 1 and the chapter's other headings move up
 its title from the table of contents (the EPUB 3 navigation document or the EPUB 2 NCX), or its own
 ``<title>``, is written above it. The book's title is the OPF's ``dc:title``.
 
+The book's own headings come first; the table of contents fills in where they are weak. A place the TOC
+links to (``chapter.xhtml#id``) that no heading marks becomes a section when the text there begins with the
+TOC's label, nested by the TOC's depth below the chapter's entry: SiSU sets subsections as bold paragraphs
+that only its NCX names. A page holding nothing but headings (a part's title page, a half-title) is left
+out, since it would be a section with no text that repeats the chapter after it.
+
 Only zipfile and lxml are used: EbookLib, the usual library, is AGPL-licensed and reads no more than
 this needs. DRM-protected books (``META-INF/encryption.xml`` encrypting anything but obfuscated fonts)
 are refused, since their chapters are ciphertext.
@@ -19,14 +25,14 @@ from __future__ import annotations
 import io
 import posixpath
 import zipfile
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from urllib.parse import unquote
 
 from lxml import etree
 
 from sextant.kb.documents import LoadedDocument, LoadError, SectionSpan, join_pages
 from sextant.kb.loaders import html
-from sextant.kb.loaders.builder import ZIP_ERRORS, clean_title, stem
+from sextant.kb.loaders.builder import ZIP_ERRORS, Heading, clean_title, close_sections, stem
 
 _NS = {
     "c": "urn:oasis:names:tc:opendocument:xmlns:container",
@@ -42,6 +48,16 @@ _CHAPTER_TYPES = frozenset({"application/xhtml+xml", "text/html"})
 _FONT_OBFUSCATION = frozenset({"http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC"})
 _MAX_CHAPTER_BYTES = 64 * 1024 * 1024  # one chapter's XHTML, uncompressed; past this it is a zip bomb, not a book
 _XML = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One link in the book's table of contents; ``depth`` is its nesting (0 at the top)."""
+
+    path: str
+    fragment: str
+    label: str
+    depth: int
 
 
 def load(data: bytes, name: str) -> LoadedDocument:
@@ -61,12 +77,17 @@ def load(data: bytes, name: str) -> LoadedDocument:
         opf_path = _package_path(book, name)
         opf = _xml(book, opf_path, name)
         chapters = _spine(opf, opf_path, name)
-        labels = _toc_labels(book, opf, opf_path)
-        parts: list[tuple[LoadedDocument, int | None]] = []
-        for path, media_type in chapters:
-            chapter = _chapter(book, path, media_type, labels.get(path, ""), name)
-            if chapter is not None:
-                parts.append((chapter, None))
+        entries = _toc_entries(book, opf, opf_path)
+        loaded = [
+            _chapter(book, path, media_type, [e for e in entries if e.path == path], name)
+            for path, media_type in chapters
+        ]
+    read = [chapter for chapter in loaded if chapter is not None]
+    # A page holding nothing but its title (a part's or the book's title page) repeats what the table of
+    # contents and the chapters after it say: it would be a section with no text of its own.
+    parts: list[tuple[LoadedDocument, int | None]] = [(c, None) for c in read if not _title_only(c)] or [
+        (c, None) for c in read
+    ]
     if not parts:
         raise LoadError(name, "empty: no chapter in the book's reading order holds text")
     title = clean_title(" ".join(opf.xpath("string(opf:metadata/dc:title[1])", namespaces=_NS).split()))
@@ -153,45 +174,56 @@ def _spine(opf: etree._Element, opf_path: str, name: str) -> list[tuple[str, str
     return chapters
 
 
-def _toc_labels(book: zipfile.ZipFile, opf: etree._Element, opf_path: str) -> dict[str, str]:
-    """Each chapter's first label in the table of contents (EPUB 3 nav, else EPUB 2 NCX), by path."""
+def _toc_entries(book: zipfile.ZipFile, opf: etree._Element, opf_path: str) -> list[_Entry]:
+    """The table of contents (EPUB 3 nav, else EPUB 2 NCX) in its order, entries without a label left out."""
     items = list(opf.iterfind("opf:manifest/opf:item", _NS))
     spine = opf.find("opf:spine", _NS)
     toc_id = spine.get("toc") if spine is not None else None
     nav = next((i for i in items if "nav" in (i.get("properties") or "").split()), None)
     ncx = next((i for i in items if toc_id and i.get("id") == toc_id), None)
-    found: list[tuple[str, str]] = []  # (path, label) in TOC order
+    found: list[tuple[str, str, str, int]] = []  # (toc file, href, label, depth) in TOC order
     try:
         if nav is not None:
             nav_path = _resolve(opf_path, nav.get("href") or "")
-            for link in _xml(book, nav_path, nav_path).iterfind(".//xhtml:nav//xhtml:a[@href]", _NS):
-                found.append((_resolve(nav_path, link.get("href") or ""), "".join(link.itertext())))
+            toc = _xml(book, nav_path, nav_path)
+            for link in toc.iterfind(".//xhtml:nav//xhtml:a[@href]", _NS):
+                depth = sum(1 for a in link.iterancestors() if etree.QName(a).localname in ("ol", "ul")) - 1
+                found.append((nav_path, link.get("href") or "", "".join(link.itertext()), depth))
         elif ncx is not None:
             ncx_path = _resolve(opf_path, ncx.get("href") or "")
             for point in _xml(book, ncx_path, ncx_path).iterfind(".//ncx:navPoint", _NS):
+                depth = sum(1 for a in point.iterancestors() if etree.QName(a).localname == "navPoint")
                 src = str(point.xpath("string(ncx:content/@src)", namespaces=_NS))
-                found.append(
-                    (_resolve(ncx_path, src), str(point.xpath("string(ncx:navLabel/ncx:text)", namespaces=_NS)))
-                )
+                label = str(point.xpath("string(ncx:navLabel/ncx:text)", namespaces=_NS))
+                found.append((ncx_path, src, label, depth))
     # A damaged or missing table of contents costs chapter titles only; a chapter's own <title> stands in.
     except LoadError:
-        return {}
-    labels: dict[str, str] = {}
-    for path, label in found:
+        return []
+    entries: list[_Entry] = []
+    for toc_path, href, label, depth in found:
+        fragment = unquote(href.split("#", 1)[1]) if "#" in href else ""
         if " ".join(label.split()):
-            labels.setdefault(path, " ".join(label.split()))
-    return labels
+            entries.append(_Entry(_resolve(toc_path, href), fragment, " ".join(label.split()), max(0, depth)))
+    return entries
 
 
-def _chapter(book: zipfile.ZipFile, path: str, media_type: str, label: str, name: str) -> LoadedDocument | None:
-    """One chapter as a document whose first section, at level 1, is the chapter; None if it holds no text."""
+def _chapter(
+    book: zipfile.ZipFile, path: str, media_type: str, entries: list[_Entry], name: str
+) -> LoadedDocument | None:
+    """One chapter as a document whose first section, at level 1, is the chapter; None if it holds no text.
+
+    ``entries``: the table of contents' links into this chapter, the first one its label.
+    """
+    targets = frozenset(e.fragment for e in entries if e.fragment)
     try:
-        page = html.extract(_read(book, path, name), path, xml=media_type == "application/xhtml+xml")
+        page = html.extract(_read(book, path, name), path, xml=media_type == "application/xhtml+xml", targets=targets)
     except LoadError as exc:
         raise LoadError(name, f"chapter {path}: {exc.reason}") from exc
     if not page.text:
         return None
+    label = entries[0].label if entries else ""
     sections = tuple(replace(s, anchor=f"{path}#{s.anchor}" if s.anchor else path) for s in page.sections)
+    sections = _toc_sections(page, sections, entries)
     doc = LoadedDocument(text=page.text, title=path, sections=sections, tables=page.tables)
     if sections and sections[0].start == 0:
         lift = sections[0].level - 1
@@ -205,3 +237,36 @@ def _chapter(book: zipfile.ZipFile, path: str, media_type: str, label: str, name
     joined = join_pages([(LoadedDocument(text=title, title=title), None), (body, None)], title)
     chapter = SectionSpan(0, len(joined.text), title, 1, path)
     return replace(joined, sections=(chapter, *joined.sections))
+
+
+def _toc_sections(page: html.Page, sections: tuple[SectionSpan, ...], entries: list[_Entry]) -> tuple[SectionSpan, ...]:
+    """The chapter's headings, plus a section for each place the table of contents links to that no heading
+    marks (SiSU sets its subsections as bold paragraphs: only the NCX knows them), nested by the TOC's depth."""
+    whole = next((e.depth for e in entries if not e.fragment), None)
+    inner = [e for e in entries if e.fragment in page.targets]
+    if not inner:
+        return sections
+    base = whole if whole is not None else min(e.depth for e in inner) - 1
+    heads = {s.start for s in sections}
+    added: list[tuple[Heading, str]] = []
+    for entry in inner:
+        start = page.targets[entry.fragment]
+        line = page.text[start : start + len(entry.label) + 200].split("\n", 1)[0]
+        # Only where the text there begins with the entry's label, so the section cites its own title.
+        if start in heads or " ".join(line.split()).casefold() != entry.label.casefold():
+            continue
+        heads.add(start)
+        added.append(
+            (Heading(start, clean_title(line), max(2, 1 + entry.depth - base)), f"{entry.path}#{entry.fragment}")
+        )
+    if not added:
+        return sections
+    anchors = {(s.start, s.level): s.anchor for s in sections} | {(h.start, h.level): a for h, a in added}
+    headings = [Heading(s.start, s.title, s.level) for s in sections] + [h for h, _ in added]
+    return tuple(replace(s, anchor=anchors[(s.start, s.level)]) for s in close_sections(headings, len(page.text)))
+
+
+def _title_only(chapter: LoadedDocument) -> bool:
+    """The chapter's text is its headings and nothing else."""
+    titles = {s.title for s in chapter.sections}
+    return bool(titles) and all(piece in titles for piece in chapter.text.split("\n\n"))

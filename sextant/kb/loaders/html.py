@@ -7,6 +7,16 @@ contentinfo roles), footers, scripts, styles, form controls, hidden elements and
 are dropped; when the whole body is kept, page-level ``<header>`` and ``<aside>`` go too. Inside the
 main content ``<aside>`` stays, since docutils sets footnotes in it.
 
+Sphinx, MkDocs and javadoc mark their main element; DocBook XSL, Publican, Texinfo's makeinfo, Doxygen and
+pandoc do not. For a page with none, navigation is found by structure, in this order: the landmarks above;
+then class and id words that the generators and common themes give their bars (``navheader``/``navfooter``,
+``docnav``, ``nav-panel``, ``navpath``, ``navbar``, ``breadcrumb``, ``toc``, ``menu``, ``banner``, ``footer``);
+then link density, as a last resort: a short block (under 600 characters, no heading inside) whose text is
+three quarters link text, or half when a link is marked as sequential navigation (``rel="next"``,
+``accesskey``). A page that is nothing but links (a table of contents) keeps them rather than come out empty.
+"sidebar" is not such a word: a DocBook sidebar is content. Where the author marked a main element, none of
+this applies inside it.
+
 Headings ``h1``-``h6`` are sections at their level, each with the anchor a link can name: the
 heading's id, an id inside it (``<a name>``), or the id of the ``<section>``/``<div>`` it opens (Sphinx's
 ``<section id="...">``). ``<pre>`` is kept verbatim; other text has its whitespace collapsed as a
@@ -20,7 +30,8 @@ is read as ordinary blocks.
 lxml rather than a content extractor: on the 530 pages of Debian's Python manual it leaks none of the
 pages' navigation text and keeps 99.8% of the main content's words at about 4 ms a page (median), and it
 adds nothing to the install (python-docx already needs it). trafilatura (71 MB with its dependencies)
-leaked on 29 pages and kept 91%; jusText leaked on 144 and kept 47% (learning/document-formats.md).
+leaked on 29 pages and kept 91%; jusText leaked on 144 and kept 47% (learning/document-formats.md). On
+samples of 14 Debian documentation packages from seven generators, no page leaks navigation.
 """
 
 from __future__ import annotations
@@ -28,12 +39,13 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import lxml.html
 from lxml import etree
 
 from sextant.kb.documents import LoadedDocument, LoadError, SectionSpan, TableSpan
+from sextant.kb.loaders import html_nav
 from sextant.kb.loaders.builder import (
     CAPTION_RE,
     CELL_SEPARATOR,
@@ -99,6 +111,7 @@ class Page:
     tables: tuple[TableSpan, ...]
     html_title: str  # the <title>, whitespace collapsed
     first_h1: str
+    targets: dict[str, int] = field(default_factory=dict)  # asked-for element id -> where its text starts
 
 
 def load(data: bytes, name: str) -> LoadedDocument:
@@ -121,25 +134,38 @@ def choose_title(page: Page) -> str:
     return clean_title(page.html_title)
 
 
-def extract(data: bytes, name: str, *, xml: bool = False) -> Page:
+def extract(data: bytes, name: str, *, xml: bool = False, targets: frozenset[str] = frozenset()) -> Page:
     """The main content of one page; ``xml`` tries the XML parser first (XHTML), then the HTML one.
+
+    ``targets``: element ids (or ``<a name>``s) whose place in the text is wanted, such as the fragments a
+    book's table of contents links to; ``Page.targets`` has the offset of each one found in the text.
 
     Raises:
         LoadError: the bytes are not HTML text.
     """
     root = _parse(data, name, xml=xml)
     main = _main_content(root)
-    walker = _Walker()
-    # With no main element marked, page-level headers and asides are the banner and the sidebars.
-    walker.block(main, depth=0, page_level=main.tag in ("body", "html"))
-    walker.flush()
+    page_level = main.tag in ("body", "html")
+    walker = _walk(main, targets, page_level=page_level, judge_links=page_level)
+    if page_level and not walker.out:  # a page that is only links (an index) keeps them
+        walker = _walk(main, targets, page_level=True, judge_links=False)
+    if page_level and not walker.out:
+        walker = _walk(main, targets, page_level=False, judge_links=False)
     text = walker.out.text()
     sections = close_sections(walker.headings, len(text))
     anchored = tuple(replace(s, anchor=a) for s, a in zip(sections, walker.anchors, strict=True))
     title_element = root.find(".//title")
     html_title = _collapse("".join(title_element.itertext())) if title_element is not None else ""
     first_h1 = next((h.title for h in walker.headings if h.level == 1), "")
-    return Page(text, anchored, tuple(walker.tables), html_title, first_h1)
+    return Page(text, anchored, tuple(walker.tables), html_title, first_h1, walker.found)
+
+
+def _walk(main: etree._Element, targets: frozenset[str], *, page_level: bool, judge_links: bool) -> _Walker:
+    walker = _Walker(targets, judge_links=judge_links)
+    # With no main element marked, page-level headers, asides and navigation are the site's furniture.
+    walker.block(main, depth=0, page_level=page_level)
+    walker.flush()
+    return walker
 
 
 def decode(data: bytes, name: str) -> str:
@@ -218,7 +244,7 @@ def _main_content(root: etree._Element) -> etree._Element:
     return body if body is not None else root
 
 
-def _dropped(element: etree._Element, *, page_level: bool) -> bool:
+def _dropped(element: etree._Element, *, page_level: bool, judge_links: bool = False) -> bool:
     tag = element.tag
     if not isinstance(tag, str) or tag in _DROPPED_TAGS:
         return True
@@ -230,6 +256,10 @@ def _dropped(element: etree._Element, *, page_level: bool) -> bool:
         return True
     classes = element.get("class")
     if classes and not _DROPPED_CLASSES.isdisjoint(classes.split()):
+        return True
+    if page_level and html_nav.named_navigation(element):
+        return True
+    if judge_links and tag in html_nav.LINK_DENSE_TAGS and html_nav.link_dense(element):
         return True
     style = element.get("style")
     return bool(style and "none" in style and re.search(r"display\s*:\s*none", style))
@@ -257,7 +287,11 @@ def anchor_of(heading: etree._Element) -> str:
 class _Walker:
     """Walks the main content once, writing paragraphs, headings, code and tables into a TextBuilder."""
 
-    def __init__(self) -> None:
+    def __init__(self, targets: frozenset[str], *, judge_links: bool) -> None:
+        self.judge_links = judge_links  # drop link-dense blocks (only where no main element is marked)
+        self.targets = targets
+        self.found: dict[str, int] = {}
+        self._pending: list[str] = []  # targets met, placed at the start of the next piece written
         self.out = TextBuilder()
         self.headings: list[Heading] = []
         self.anchors: list[str] = []
@@ -271,7 +305,7 @@ class _Walker:
         text = "\n".join(line for line in lines if line)
         self._inline.clear()
         if text:
-            self.out.paragraph(text)
+            self._paragraph(text)
             self._previous = text
 
     def take_inline(self) -> str:
@@ -279,9 +313,32 @@ class _Walker:
         self._inline.clear()
         return text
 
+    def _paragraph(self, piece: str) -> tuple[int, int]:
+        start, end = self.out.paragraph(piece)
+        self._place(start)
+        return start, end
+
+    def _place(self, start: int) -> None:
+        for target in self._pending:
+            self.found.setdefault(target, start)
+        self._pending.clear()
+
+    def _mark(self, element: etree._Element, tag: str) -> None:
+        name = element.get("id") or (element.get("name") if tag == "a" else None)
+        if name and name in self.targets:
+            if (
+                not self._collecting
+                and tag != "a"
+                and (tag in _BLOCK_TAGS or tag in _HEADINGS or tag in ("pre", "table"))
+            ):
+                self.flush()  # a block target starts a piece of its own, not the end of the one before
+            self._pending.append(name)
+
     def block(self, element: etree._Element, *, depth: int, page_level: bool) -> None:
         """Write ``element``'s content; its tail is the caller's."""
         tag = element.tag
+        if self.targets:
+            self._mark(element, tag)
         if depth > _MAX_DEPTH:
             self._inline.append(" " + "".join(element.itertext()) + " ")
             return
@@ -294,7 +351,7 @@ class _Walker:
             self.flush()
             code = "".join(element.itertext()).replace("\r\n", "\n").strip("\n").rstrip()
             if code.strip():
-                self.out.paragraph(code)
+                self._paragraph(code)
                 self._previous = ""
         elif tag == "table" and element.find(".//table") is None:
             self.flush()
@@ -311,7 +368,7 @@ class _Walker:
     def _children(self, element: etree._Element, depth: int, page_level: bool, *, separator: str) -> None:
         self._inline.append(separator + (element.text or ""))
         for child in element:
-            if not _dropped(child, page_level=page_level):
+            if not _dropped(child, page_level=page_level, judge_links=self.judge_links):
                 self.block(child, depth=depth + 1, page_level=page_level)
             self._inline.append(child.tail or "")
         self._inline.append(separator)
@@ -324,7 +381,7 @@ class _Walker:
         title = self.take_inline().rstrip(_PERMALINK_SIGNS + " ")
         if not title:
             return
-        start, _ = self.out.paragraph(title)
+        start, _ = self._paragraph(title)
         self._previous = ""
         self.headings.append(Heading(start, clean_title(title), _HEADINGS[element.tag]))
         self.anchors.append(anchor_of(element))
@@ -344,7 +401,7 @@ class _Walker:
             self._collecting -= 1
             caption = self.take_inline()
             if caption:
-                self.out.paragraph(caption)
+                self._paragraph(caption)
         elif CAPTION_RE.match(self._previous):
             caption = self._previous
         head_rows = table.xpath("./thead/tr")
@@ -358,6 +415,7 @@ class _Walker:
         self._previous = ""
         if header:
             self.tables.append(self.out.table(header, lines, caption=caption))
+            self._place(self.tables[-1].start)
 
 
 @dataclass(eq=False, slots=True)

@@ -16,6 +16,8 @@ reads, a file over the size limit) is named in ``Unpacked.skipped`` with the rea
 from __future__ import annotations
 
 import codecs
+import email.header
+import email.headerregistry
 import email.policy
 import email.utils
 import hashlib
@@ -35,6 +37,7 @@ MAX_ATTACHMENT_BYTES = 25 * 2**20  # what most mail services allow for a whole m
 MAX_NESTING = 8  # forwards of forwards; deeper is a loop or an attack, not correspondence
 
 _SHOWN_HEADERS = ("From", "To", "Cc", "Date", "Subject")
+_ADDRESS_HEADERS = frozenset({"From", "To", "Cc"})
 # A file counts as a message only if it has one of these; the parser itself takes any bytes as a body.
 _MESSAGE_HEADERS = {"from", "sender", "to", "cc", "subject", "date", "message-id", "received", "mime-version"}
 _SIGNATURE_TYPES = {"application/pgp-signature", "application/pkcs7-signature", "application/x-pkcs7-signature"}
@@ -438,10 +441,34 @@ def _dates(msg: MIMEPart) -> tuple[str, str]:
 def _header_block(msg: MIMEPart) -> str:
     lines = []
     for label in _SHOWN_HEADERS:
-        value = _dates(msg)[0] if label == "Date" else _header(msg, label)
+        if label == "Date":
+            value = _dates(msg)[0]
+        elif label in _ADDRESS_HEADERS:
+            value = _with_comment_names(msg, label)
+        else:
+            value = _header(msg, label)
         if value:
             lines.append(f"{label}: {value}")
     return "\n".join(lines)
+
+
+def _with_comment_names(msg: MIMEPart, name: str) -> str:
+    """An address header as shown, with the name of RFC 822's ``addr (Full Name)`` form kept as ``Full Name <addr>``:
+    the ``default`` policy parses that name as a comment and drops it; ``getaddresses`` still reads it."""
+    value = _header(msg, name)
+    raw = [str(v) for k, v in msg.raw_items() if k.lower() == name.lower()]
+    if "(" not in "".join(raw):
+        return value
+    try:
+        named = {a.lower(): r for r, a in email.utils.getaddresses(raw) if r and a}
+        parts = []
+        for address in getattr(msg.get(name), "addresses", ()):
+            real = address.display_name or named.get(address.addr_spec.lower(), "")
+            real = str(email.header.make_header(email.header.decode_header(real))) if "=?" in real else real
+            parts.append(str(email.headerregistry.Address(real, addr_spec=address.addr_spec)))
+    except Exception:  # as in _header: a malformed header is shown as written
+        return value
+    return _clean(", ".join(parts)) or value
 
 
 def _sender(msg: MIMEPart) -> str:

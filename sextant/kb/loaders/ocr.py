@@ -319,7 +319,9 @@ def page_dict(result: OcrResult) -> dict[str, Any]:
         lines = []
         for _, line_words in _grouped(words, lambda w: w.line):
             box = _union(line_words)
-            size = round((box[3] - box[1]) / _LINE_HEIGHT_PER_POINT)
+            # The median word, not the line's box: one tall symbol (a sum, a fraction, a subscript) stretches the
+            # box of an equation's line, and the heading rule would take it for a larger font.
+            size = round(statistics.median(w.y1 - w.y0 for w in line_words) / _LINE_HEIGHT_PER_POINT)
             text = " ".join(w.text for w in line_words)
             lines.append({"bbox": box, "spans": [{"text": text, "size": float(size), "flags": 0, "font": "OCR"}]})
         blocks.append({"type": 0, "number": len(blocks), "bbox": _union(words), "lines": lines})

@@ -166,7 +166,8 @@ def _load_with_pymupdf(document: pymupdf.Document, name: str) -> LoadedDocument:
         raise LoadError(name, _NO_OCR_TEXT.format(pages=len(ocr_pages)))
     _check_text(text, skipped, name)
     toc = document.get_toc(simple=True)
-    headings = outline_headings(toc, text, pages) if toc else font_headings(placed)
+    scanned = {page.number - 1 for page in ocr_pages}
+    headings = outline_headings(toc, text, pages) if toc else font_headings(placed, scanned)
     title = _meta_title(document.metadata) or largest_line(placed) or _first_line(text) or stem(name)
     return replace(_document(text, title, pages, headings, tables, skipped), ocr_pages=tuple(ocr_pages))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from sextant.kb.documents import PageSpan
@@ -39,6 +39,9 @@ _STOCK_HEADINGS = frozenset(
         "appendix",
     }
 )
+# Signs an equation has and a heading does not.
+_MATH_RE = re.compile(r"[=+<>|^_\\~∑∫√≤≥±×÷∈→]")
+_MAX_OCR_HEADING_WORDS = 12
 _LARGER = 1.15  # a heading set this many times the body size stands out without being bold
 _MAX_HEADING_CHARS = 100
 _MAX_HEADING_LINES = 3
@@ -102,27 +105,37 @@ def body_size(blocks: Sequence[PlacedBlock]) -> float:
     return sizes.most_common(1)[0][0] if sizes else 0.0
 
 
-def font_headings(blocks: Sequence[PlacedBlock]) -> list[Heading]:
-    """Headings guessed from font size and weight, for PDFs without an outline."""
-    body = body_size(blocks)
+def font_headings(blocks: Sequence[PlacedBlock], ocr_pages: Collection[int] = ()) -> list[Heading]:
+    """Headings guessed from font size and weight, for PDFs without an outline.
+
+    On pages read by OCR (``ocr_pages``, 0-based) sizes are estimated from word boxes and bold is unknown: a
+    block there is judged against the OCR'd pages' own body size, and must read as words (``_word_like``).
+    """
+    typeset = [p for p in blocks if p.page not in ocr_pages]
+    scanned = [p for p in blocks if p.page in ocr_pages]
+    bodies = {False: body_size(typeset), True: body_size(scanned)}
     pages_with: dict[str, set[int]] = {}
     for placed in blocks:
         pages_with.setdefault(_compact(placed.text), set()).add(placed.page)
-    candidates: list[tuple[PlacedBlock, str, float]] = []
+    candidates: list[tuple[PlacedBlock, str, float, bool]] = []
     for placed in blocks:
         block = placed.block
         title = _compact(placed.text)
         if len(pages_with[title]) >= _RUNNING_HEAD_PAGES or not _heading_shaped(block, title):
             continue
+        read_by_ocr = placed.page in ocr_pages
+        if read_by_ocr and not _word_like(title):
+            continue
+        body = bodies[read_by_ocr]
         larger = block.size >= body * _LARGER
         marked = block.bold and (_NUMBERED_RE.match(title) is not None or title.lower() in _STOCK_HEADINGS)
         if larger or marked:
-            candidates.append((placed, title, block.size))
+            candidates.append((placed, title, block.size, larger))
     # Unnumbered headings set larger than the body are ranked by size: the largest is level 1.
-    sizes = sorted({round(size, 1) for *_, size in candidates if size >= body * _LARGER}, reverse=True)
+    sizes = sorted({round(size, 1) for *_, size, larger in candidates if larger}, reverse=True)
     ranks = {size: rank + 1 for rank, size in enumerate(sizes)}
     headings = []
-    for placed, title, size in candidates:
+    for placed, title, size, _ in candidates:
         numbered = _NUMBERED_RE.match(title)
         level = numbered.group(1).count(".") + 1 if numbered else ranks.get(round(size, 1), 1)
         headings.append(Heading(placed.start, clean_title(title), min(level, 6)))
@@ -136,6 +149,25 @@ def _heading_shaped(block: Block, title: str) -> bool:
         and letters >= 2
         and len(title) <= _MAX_HEADING_CHARS
         and not title.endswith((",", ";", ":"))
+    )
+
+
+def _word_like(title: str) -> bool:
+    """Text a heading could be: mostly letters, in words of more than one letter, and no equation's signs.
+
+    OCR reads an equation as letters, digits and stray symbols ("f(@@)=a? +2 (2)"), and its line boxes are
+    tall; a heading's words are words.
+    """
+    chars = [ch for ch in title if not ch.isspace()]
+    letters = sum(ch.isalpha() for ch in chars)
+    words = re.findall(r"[^\W\d_]{2,}", title)
+    return (
+        not title.endswith(".")  # a sentence
+        and len(title.split()) <= _MAX_OCR_HEADING_WORDS
+        and letters >= 0.8 * len(chars)
+        and not _MATH_RE.search(title)
+        and sum(len(word) for word in words) >= 0.7 * letters
+        and any(len(word) >= 4 for word in words)
     )
 
 

@@ -10,6 +10,9 @@ rest the same way for all of them:
   (``docx.table_lines``);
 - up to three leading rows with a single cell (a report's title over its table) are kept as a paragraph
   and added to the caption;
+- free-text notes written over a table (rows of words, narrower than the table, no numbers or dates) are a
+  paragraph, and the header is the first row of the first run of near-full rows (``_note_rows``); a few
+  half-empty rows of words under the table are a paragraph too;
 - the sheet is a section titled with its name, and the name is the table's caption;
 - a sheet is bounded (rows and columns per sheet, cells in the whole workbook); what lies beyond a
   bound, and every sheet left out, is named in ``skipped_pages`` with the sheet's number and name.
@@ -37,6 +40,9 @@ _MAX_TITLE_ROWS = 3
 # Floats print with 15 significant digits, Excel's own display precision: 0.1 + 0.2 reads 0.3.
 _FLOAT_FORMAT = ".15g"
 _YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
+_ISO_DATE_RE = re.compile(r"^\d{4}-\d\d-\d\d")
+# Free-text notes over a table (readxl's deaths.xlsx has four rows of them) are looked for this far down.
+_MAX_NOTE_ROWS = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,9 +212,15 @@ class WorkbookBuilder:
 
     def _append(self, title: str, lines: list[str], kept: list[list[str]]) -> None:
         out = self._out
-        titles = _title_rows(kept)
+        above, below = _note_rows(kept)
+        footer = [_note_line(row) for row in kept[below:]]
+        lines, kept = lines[:below], kept[:below]
+        titles = _title_rows(kept) if not above else 0
         caption = title
         start = None
+        if above:
+            start, _ = out.paragraph("\n".join(_note_line(row) for row in kept[:above]))
+            lines, kept = lines[above:], kept[above:]
         if titles:
             heading = " — ".join(lines[:titles])
             start, _ = out.paragraph(heading)
@@ -224,6 +236,8 @@ class WorkbookBuilder:
             table = _table(out, header, body, caption)
             self._tables.append(table)
             at = table.start
+        if footer:
+            out.paragraph("\n".join(footer))
         self._sections.append(SectionSpan(at if start is None else start, len(out), title))
 
     def build(self, title: str) -> LoadedDocument:
@@ -287,6 +301,45 @@ def _title_rows(rows: list[list[str]]) -> int:
         count += 1
     wider_follows = any(sum(1 for cell in row if cell) > 1 for row in rows[count:])
     return count if wider_follows else 0
+
+
+def _note_rows(rows: list[list[str]]) -> tuple[int, int]:
+    """Where the table lies between free-text notes: ``rows[:above]`` are notes over it, ``rows[below:]`` under it.
+
+    The table is the first run of at least three rows (or all that is left) each filling all but at most one
+    of the widest row's cells; the rows before it are notes only when each is narrower than the widest row and
+    holds no number or date, so a table with gaps in its rows is never cut at a gap. The rows after it are
+    notes when there are at most five, each at most half full and without a number or date.
+    """
+    filled = [sum(1 for cell in row if cell) for row in rows]
+    width = max(filled, default=0)
+    if width < 3:
+        return 0, len(rows)
+    dense = [count >= width - 1 for count in filled]
+    above = 0
+    while above < min(_MAX_NOTE_ROWS, len(rows)):
+        run = next((i for i, d in enumerate(dense[above:]) if not d), len(rows) - above)
+        if run >= min(3, len(rows) - above):
+            break
+        above += 1
+    else:
+        return 0, len(rows)
+    if any(filled[i] >= width or _has_values(rows[i]) for i in range(above)):
+        return 0, len(rows)
+    below = len(rows)
+    while below - above > 2 and len(rows) - below < 5 and filled[below - 1] * 2 <= width:
+        if _has_values(rows[below - 1]):
+            break
+        below -= 1
+    return above, below
+
+
+def _has_values(row: list[str]) -> bool:
+    return any(is_number(cell) or _ISO_DATE_RE.match(cell) for cell in row)
+
+
+def _note_line(row: list[str]) -> str:
+    return " ".join(cell for cell in row if cell)
 
 
 def _table(out: TextBuilder, header: str, rows: Sequence[str], caption: str) -> TableSpan:

@@ -34,22 +34,27 @@ def epub(
     *,
     title: str = "A Made Book",
     nav: Sequence[tuple[str, str]] = (),
+    nav_tree: Sequence[tuple[str, str, int]] = (),
     non_linear: Sequence[str] = (),
     encryption: str | None = None,
     folder: str = "OEBPS",
 ) -> bytes:
-    """An EPUB 3 package: ``chapters`` are (href, XHTML) in spine order; ``nav`` (href, label) makes a nav document."""
+    """An EPUB 3 package: ``chapters`` are (href, XHTML) in spine order; ``nav`` (href, label) makes a nav document;
+    ``nav_tree`` (href, label, depth) makes an EPUB 2 NCX, each entry nested under the last one a level up."""
     manifest = [
         f'<item id="c{i}" href="{href}" media-type="application/xhtml+xml"/>' for i, (href, _) in enumerate(chapters)
     ]
     linear = {href: ' linear="no"' if href in non_linear else "" for href, _ in chapters}
     spine = [f'<itemref idref="c{i}"{linear[href]}/>' for i, (href, _) in enumerate(chapters)]
+    spine_toc = ' toc="ncx"' if nav_tree else ""
+    if nav_tree:
+        manifest.append('<item id="ncx" href="toc.ncx" media-type="application/x-dtbncx+xml"/>')
     if nav:
         manifest.append('<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>')
     opf = (
         '<?xml version="1.0" encoding="utf-8"?>\n<package xmlns="http://www.idpf.org/2007/opf" version="3.0">'
         f'<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>{title}</dc:title></metadata>'
-        f"<manifest>{''.join(manifest)}</manifest><spine>{''.join(spine)}</spine></package>"
+        f"<manifest>{''.join(manifest)}</manifest><spine{spine_toc}>{''.join(spine)}</spine></package>"
     )
     container = (
         '<?xml version="1.0"?>\n<container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">'
@@ -69,7 +74,25 @@ def epub(
             links = "".join(f'<li><a href="{href}">{label}</a></li>' for href, label in nav)
             nav_body = f'<nav xmlns:epub="http://www.idpf.org/2007/ops" epub:type="toc"><ol>{links}</ol></nav>'
             book.writestr(f"{folder}/nav.xhtml", chapter(nav_body, title="Contents"))
+        if nav_tree:
+            book.writestr(f"{folder}/toc.ncx", _ncx(nav_tree))
     return out.getvalue()
+
+
+def _ncx(entries: Sequence[tuple[str, str, int]]) -> str:
+    points: list[str] = []
+    open_depths: list[int] = []
+    for href, label, depth in entries:
+        while open_depths and open_depths[-1] >= depth:
+            points.append("</navPoint>")
+            open_depths.pop()
+        points.append(f'<navPoint><navLabel><text>{label}</text></navLabel><content src="{href}"/>')
+        open_depths.append(depth)
+    points.extend("</navPoint>" for _ in open_depths)
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n<ncx xmlns="http://www.daisy.org/z3986/2005/ncx/" version="2005-1">'
+        f"<navMap>{''.join(points)}</navMap></ncx>"
+    )
 
 
 def encryption_xml(entries: Sequence[tuple[str, str]]) -> str:

@@ -45,6 +45,23 @@ def test_sisu_book_without_section_markup_still_has_a_section_per_chapter() -> N
     assert_sections_cite_headings(doc)
 
 
+def test_sisu_subsections_come_from_the_ncx_and_part_title_pages_are_not_sections() -> None:
+    doc = epub.load(_real(LIVE_MANUAL), LIVE_MANUAL.name)
+    found = {s.title: s for s in doc.sections}
+    usb = found["4.5.2 Copying an ISO hybrid image to a USB stick"]  # a bold paragraph, known only to the NCX
+    assert (usb.level, usb.anchor) == (3, "OEBPS/the-basics.xhtml#o195")
+    assert found["4.5 Using an ISO hybrid live image"].level == 2
+    assert doc.section_at(usb.start + 60) == usb
+    # "Installation" and "User" are pages with only a part's title; the chapter is "3. Installation".
+    assert [s.title for s in doc.sections if s.title in ("Installation", "User", "About")] == []
+    assert [s.title for s in doc.sections if s.level == 1][1:4] == [
+        "1. About this manual",
+        "2. About the Live Systems Project",
+        "3. Installation",
+    ]
+    assert_sections_cite_headings(doc)
+
+
 def test_chapters_become_level_one_sections_and_headings_nest_under_them() -> None:
     data = make_epub(
         [
@@ -66,6 +83,35 @@ def test_chapters_become_level_one_sections_and_headings_nest_under_them() -> No
     assert doc.text.endswith("Chapter Two\n\nUntitled opening text.\n\nA Part\n\nMore.\n\nPlain.")
     two = doc.sections[2]
     assert doc.text[two.start : two.end].endswith("More.")  # the untitled third chapter is in no section
+    assert_sections_cite_headings(doc)
+
+
+def test_toc_links_to_unmarked_paragraphs_become_sections_nested_by_depth() -> None:
+    body = (
+        '<h1 id="c">1. Setup</h1><p>Intro.</p><p class="bold" id="p1">1.1 Install</p><p>Run apt.</p>'
+        '<p><a name="p2"></a>1.1.1 From source</p><p>Build it.</p><p id="p3">Not the label</p><p>End.</p>'
+    )
+    data = make_epub(
+        [("part.xhtml", chapter("<h1>Part One</h1>")), ("one.xhtml", chapter(body))],
+        nav_tree=(
+            ("part.xhtml", "Part One", 0),
+            ("one.xhtml", "1. Setup", 1),
+            ("one.xhtml#p1", "1.1 Install", 2),
+            ("one.xhtml#p2", "1.1.1 From source", 3),
+            ("one.xhtml#p3", "1.2 Elsewhere", 2),
+        ),
+    )
+    doc = epub.load(data, "made.epub")
+    assert [(s.title, s.level, s.anchor) for s in doc.sections] == [
+        ("1. Setup", 1, "OEBPS/one.xhtml#c"),
+        ("1.1 Install", 2, "OEBPS/one.xhtml#p1"),
+        ("1.1.1 From source", 3, "OEBPS/one.xhtml#p2"),
+    ]
+    assert "Part One" not in doc.text  # a page with only a part's title
+    assert (
+        doc.text[doc.sections[1].start : doc.sections[1].end]
+        == "1.1 Install\n\nRun apt.\n\n1.1.1 From source\n\nBuild it.\n\nNot the label\n\nEnd."
+    )
     assert_sections_cite_headings(doc)
 
 

@@ -39,6 +39,14 @@ def test_the_header_block_comes_first_with_an_iso_date_and_the_subject_is_the_ti
     assert _section(doc, "Message") == "Revenue rose 12% in the first quarter."
 
 
+def test_the_old_comment_form_keeps_its_display_name() -> None:
+    # RFC 822's "addr (Full Name)", as in CPython's test message msg_02.txt; the default policy drops comments.
+    raw = "From: bbb@ddd.com (John X. Doe)\nTo: a@x.org, c@d.e (=?utf-8?q?Carl_M=C3=BCller?=)\nSubject: s"
+    doc = _load(with_raw_body(raw, b"body"))
+    assert doc.text.startswith('From: "John X. Doe" <bbb@ddd.com>\nTo: a@x.org, Carl Müller <c@d.e>\nSubject: s')
+    assert mail.summary(with_raw_body(raw, b"body"), "m.eml")[1] == "bbb@ddd.com"  # the listing names addresses
+
+
 def test_a_date_that_cannot_be_parsed_is_kept_as_written() -> None:
     doc = _load(with_raw_body("From: a@example.com\nDate: sometime last week\nSubject: s", b"body"))
     assert "\nDate: sometime last week\n" in doc.text

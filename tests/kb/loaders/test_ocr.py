@@ -142,3 +142,16 @@ def test_the_sandbox_passes_ocr_off_to_the_worker() -> None:
     with BoundedParser(ParseLimits(ocr=ocr.OcrOptions(mode="off"))) as parser, pytest.raises(LoadError) as caught:
         parser.parse(scanned_pdf(), "scan.pdf")
     assert caught.value.reason.startswith("scanned, no text layer: OCR is turned off (SEXTANT_OCR=off)")
+
+
+def test_a_lines_size_is_its_median_words_height_not_its_box() -> None:
+    # An equation's line: one tall symbol (a sum sign, a fraction) stretches the line's box to twice the words.
+    rows = [
+        "5\t1\t1\t1\t1\t1\t100\t100\t40\t30\t90\tf(x)",
+        "5\t1\t1\t1\t1\t2\t150\t85\t40\t60\t90\t=",
+        "5\t1\t1\t1\t1\t3\t200\t100\t60\t30\t90\tsum",
+        "5\t1\t1\t1\t1\t4\t270\t100\t40\t31\t90\t(3)",
+    ]
+    (block,) = read_blocks(ocr.page_dict(ocr.parse_tsv("\n".join([HEADER, *rows]))))
+    assert block.lines[0].size == round(30.5 / 1.2)
+    assert block.lines[0].bbox == (100, 85, 310, 145)

@@ -119,6 +119,64 @@ def test_title_rows_above_a_table_become_its_caption() -> None:
     assert doc.sections[0].start == 0
 
 
+# readxl's deaths.xlsx (r-cran-readxl), sheet "arts", as openpyxl reads it: free-text notes over and under a table.
+_N = None
+DEATHS_ARTS = _rows(
+    ["Lots of people", _N, _N, _N, _N, _N],
+    ["simply cannot resist writing", _N, _N, _N, _N, "some notes"],
+    ["at", "the", "top", _N, "of", "their spreadsheets"],
+    ["or", "merging", _N, _N, _N, "cells"],
+    ["Name", "Profession", "Age", "Has kids", "Date of birth", "Date of death"],
+    ["David Bowie", "musician", 69, True, dt.datetime(1947, 1, 8), dt.datetime(2016, 1, 10)],
+    ["Carrie Fisher", "actor", 60, True, dt.datetime(1956, 10, 21), dt.datetime(2016, 12, 27)],
+    ["Chuck Berry", "musician", 90, True, dt.datetime(1926, 10, 18), dt.datetime(2017, 3, 18)],
+    ["Some", _N, _N, _N, _N, _N],
+    [_N, "also like to write stuff", _N, _N, _N, _N],
+    [_N, _N, "at the", "bottom,", _N, _N],
+    [_N, _N, _N, _N, _N, "too!"],
+)
+
+
+def test_notes_over_and_under_a_table_are_paragraphs_and_the_header_is_the_first_full_row() -> None:
+    doc = _book({"arts": DEATHS_ARTS})
+    (table,) = doc.tables
+    assert table.header == "Name | Profession | Age | Has kids | Date of birth | Date of death"
+    rows = [doc.text[r.start : r.end] for r in table.rows]
+    assert rows[0] == "David Bowie | musician | 69 | TRUE | 1947-01-08 | 2016-01-10"
+    assert len(rows) == 3
+    assert doc.text.startswith(
+        "Lots of people\nsimply cannot resist writing some notes\nat the top of their spreadsheets\n"
+        "or merging cells\n\nName | Profession"
+    )
+    assert doc.text.endswith("2017-03-18\n\nSome\nalso like to write stuff\nat the bottom,\ntoo!")
+    assert (doc.sections[0].start, doc.sections[0].end) == (0, len(doc.text))
+    assert_well_formed(doc)
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        # A header with an empty corner over full rows.
+        _rows(["", "Q1", "Q2", "Q3"], ["North", 1, 2, 3], ["South", 4, 5, 6], ["East", 7, 8, 9]),
+        # Gaps in the data: a row with numbers is data, never a note, wherever the full rows begin.
+        _rows(["id", "name", "size", "note"], [1, "a", _N, _N], [2, "b", _N, _N], [3, "c", 5, "x"], [4, "d", 6, "y"]),
+        # Sparse text-only rows under a header as full as any row: the header is still the first row.
+        _rows(
+            ["name", "city", "country", "email"],
+            ["Ann", _N, _N, _N],
+            ["Bob", "Oslo", "NO", "b@x"],
+            ["Cy", "Rome", "IT", "c@x"],
+            ["Di", "Kyiv", "UA", "d@x"],
+        ),
+    ],
+)
+def test_a_table_with_gaps_keeps_its_first_row_as_header(rows: list[tuple[int, list[object]]]) -> None:
+    doc = _book({"S": rows})
+    (table,) = doc.tables
+    assert doc.text.startswith(table.header)
+    assert len(table.rows) == len(rows) - 1
+
+
 def test_a_lone_row_is_a_paragraph_not_a_table_without_rows() -> None:
     doc = _book({"Note": _rows(["See the other sheet"])})
     assert (doc.text, doc.tables) == ("See the other sheet", ())
