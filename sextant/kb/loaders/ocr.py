@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -76,6 +77,10 @@ class OcrOptions:
     @classmethod
     def from_settings(cls, settings: KbSettings) -> OcrOptions:
         return cls(mode=settings.ocr, lang=settings.ocr_lang, timeout_s=settings.ocr_timeout_s)
+
+
+# A line that ends so ends its sentence (or a heading, a list item): what follows may start a new paragraph.
+_ENDS_SENTENCE = re.compile(r"[.!?:;)\]\"'”’]$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,9 +318,9 @@ def ocr_page(page: pymupdf.Page, chosen: OcrOptions) -> OcrResult:
 
 
 def page_dict(result: OcrResult) -> dict[str, Any]:
-    """The words as ``page.get_text("dict")`` would give them: a block per Tesseract paragraph, a span per line."""
+    """The words as ``page.get_text("dict")`` would give them: a block per paragraph, a span per line."""
     blocks: list[dict[str, Any]] = []
-    for _, words in _grouped(result.words, lambda w: (w.block, w.paragraph)):
+    for _, words in _grouped(_paragraphs(result.words), lambda w: (w.block, w.paragraph)):
         lines = []
         for _, line_words in _grouped(words, lambda w: w.line):
             box = _union(line_words)
@@ -328,10 +333,42 @@ def page_dict(result: OcrResult) -> dict[str, Any]:
     return {"width": result.width, "height": result.height, "blocks": blocks}
 
 
+def _paragraphs(words: Sequence[OcrWord]) -> list[OcrWord]:
+    """``words`` with a Tesseract paragraph that continues a sentence joined to the one before it.
+
+    Tesseract starts a paragraph where a line's length or indent changes, so a sentence that wraps onto a shorter
+    line ("…calf rennet for every" / "ten litres of milk, stirred in.") comes back as two paragraphs, cut mid-
+    sentence. A paragraph in the same block, whose previous line does not end a sentence and which starts within a
+    line's height of it, is the same paragraph.
+    """
+    out: list[OcrWord] = []
+    last: tuple[int, int, int] | None = None  # the previous line's (block, paragraph, line), as Tesseract numbered it
+    previous: list[OcrWord] = []  # the previous line, as written
+    for key, line in _grouped(words, lambda w: (w.block, w.paragraph, w.line)):
+        continues = last is not None and key[:2] == last[:2]
+        joins = (
+            not continues
+            and last is not None
+            and key[0] == last[0]
+            and not _ENDS_SENTENCE.search(previous[-1].text)
+            and min(w.y0 for w in line) - max(w.y1 for w in previous) < _line_height(previous)
+        )
+        # Lines are numbered within their paragraph: a joined paragraph's lines count on from the one it joins.
+        paragraph, number = (previous[0].paragraph, previous[0].line + 1) if continues or joins else (key[1], 1)
+        previous = [replace(w, paragraph=paragraph, line=number) for w in line]
+        out.extend(previous)
+        last = key
+    return out
+
+
+def _line_height(line: Sequence[OcrWord]) -> float:
+    return max(w.y1 for w in line) - min(w.y0 for w in line)
+
+
 def page_words(result: OcrResult) -> list[tuple[float, float, float, float, str, int, int, int]]:
     """The words as ``page.get_text("words")`` would give them: box, text, block, line and word numbers."""
     out: list[tuple[float, float, float, float, str, int, int, int]] = []
-    for block_no, (_, words) in enumerate(_grouped(result.words, lambda w: (w.block, w.paragraph))):
+    for block_no, (_, words) in enumerate(_grouped(_paragraphs(result.words), lambda w: (w.block, w.paragraph))):
         for line_no, (_, line_words) in enumerate(_grouped(words, lambda w: w.line)):
             out.extend((w.x0, w.y0, w.x1, w.y1, w.text, block_no, line_no, n) for n, w in enumerate(line_words))
     return out

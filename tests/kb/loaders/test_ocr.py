@@ -155,3 +155,25 @@ def test_a_lines_size_is_its_median_words_height_not_its_box() -> None:
     (block,) = read_blocks(ocr.page_dict(ocr.parse_tsv("\n".join([HEADER, *rows]))))
     assert block.lines[0].size == round(30.5 / 1.2)
     assert block.lines[0].bbox == (100, 85, 310, 145)
+
+
+def test_a_sentence_tesseract_splits_across_paragraphs_is_one_paragraph_again() -> None:
+    def word(text: str, paragraph: int, line: int, top: float) -> ocr.OcrWord:
+        return ocr.OcrWord(10, top, 60, top + 12, text, 95.0, 1, paragraph, line)
+
+    words = [
+        word("rennet", 1, 1, 100),
+        word("for", 1, 1, 100),
+        word("every", 1, 1, 100),
+        word("ten", 2, 1, 116),  # Tesseract's new paragraph: a shorter line, mid-sentence
+        word("litres.", 2, 1, 116),
+        word("Turn", 3, 1, 132),  # after a full stop: a paragraph of its own
+        word("daily.", 3, 1, 132),
+        word("Far", 4, 1, 400),  # mid-sentence but far below: the layout says a new paragraph
+    ]
+    blocks = ocr.page_dict(ocr.OcrResult(words=tuple(words), width=612, height=792))["blocks"]
+    assert [[span["text"] for line in b["lines"] for span in line["spans"]] for b in blocks] == [
+        ["rennet for every", "ten litres."],
+        ["Turn daily."],
+        ["Far"],
+    ]
