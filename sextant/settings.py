@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Literal, TypeVar
 
 import platformdirs
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from sextant.contract.results import Fusion
@@ -94,7 +94,62 @@ class KbSettings(SharedSettings):
     embedder: str = Field(
         default="all-MiniLM-L6-v2",
         description="Sentence-transformers model name or local folder. all-MiniLM-L6-v2 resolves to the "
-        "packaged offline copy when installed.",
+        "packaged offline copy when installed. openai:<model> embeds through an OpenAI-compatible /v1/embeddings "
+        "endpoint at SEXTANT_EMBEDDER_URL (Ollama, llama.cpp's server, Text Embeddings Inference, vLLM), "
+        "gemini:<model> through Gemini's API (google-genai, the app extra).",
+    )
+    embedder_url: str | None = Field(
+        default=None,
+        description="Remote embedders: base URL of the API, e.g. http://127.0.0.1:11434/v1 (Ollama); needed by "
+        "openai:, optional for gemini: (a proxy or a local server speaking its protocol).",
+    )
+    embedder_api_key: SecretStr | None = Field(
+        default=None,
+        description="Remote embedders: the API key (a bearer token for openai:, the Gemini API key for gemini:); "
+        "never logged or stored.",
+    )
+    embedder_batch: int = Field(default=32, ge=1, le=2048, description="Remote embedders: texts per request.")
+    embedder_rpm: float = Field(
+        default=0,
+        ge=0,
+        description="Remote embedders: at most this many requests per minute, spaced evenly; 0 = no limit.",
+    )
+    embedder_tpm: float = Field(
+        default=0,
+        ge=0,
+        description="Remote embedders: at most this many tokens per minute (counted with the packaged MiniLM "
+        "tokenizer, an estimate of the model's own); 0 = no limit.",
+    )
+    embedder_timeout_s: float = Field(
+        default=60.0, gt=0, le=3600, description="Remote embedders: seconds one request may take before it is retried."
+    )
+    embedder_retries: int = Field(
+        default=5,
+        ge=0,
+        le=20,
+        description="Remote embedders: retries of a request answered 429 or 5xx, or not at all, with exponential "
+        "backoff (a Retry-After header is honoured).",
+    )
+    embedder_dimensions: int | None = Field(
+        default=None,
+        ge=1,
+        le=65536,
+        description="Remote embedders: ask the model for this many dimensions (OpenAI's dimensions, Gemini's "
+        "output_dimensionality); unset: the model's own.",
+    )
+    embedder_window: int = Field(
+        default=512,
+        ge=34,
+        le=131072,
+        description="Remote embedders: tokens the model reads; SEXTANT_CHUNK_TOKENS must fit within it less 2.",
+    )
+    embedder_query_prefix: str = Field(
+        default="",
+        description="Remote embedders: text put before each question, e.g. 'search_query: ' for nomic-embed-text.",
+    )
+    embedder_document_prefix: str = Field(
+        default="",
+        description="Remote embedders: text put before each passage, e.g. 'search_document: ' for nomic-embed-text.",
     )
     embed_precision: EmbedPrecision = Field(
         default="auto",
@@ -258,6 +313,18 @@ class KbSettings(SharedSettings):
     @classmethod
     def _url_has_scheme(cls, value: str | None) -> str | None:
         return http_url(value, "SEXTANT_CHROMA_URL must start with http:// or https://")
+
+    @field_validator("embedder_url")
+    @classmethod
+    def _embedder_url_has_scheme(cls, value: str | None) -> str | None:
+        return http_url(
+            value, "SEXTANT_EMBEDDER_URL must start with http:// or https://, e.g. http://127.0.0.1:11434/v1"
+        )
+
+    @field_validator("embedder_api_key", mode="before")
+    @classmethod
+    def _blank_key_is_no_key(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("kb_public_url")
     @classmethod

