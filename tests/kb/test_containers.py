@@ -7,12 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from sextant.kb.cli import ingest
 from sextant.kb.embeddings import Embedder
-from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.loaders import mbox as mbox_loader
-from sextant.settings import KbSettings
+from tests.kb.cli.ingest_runs import reopen, run_ingest, use_store
 from tests.kb.loaders.mail_factory import mbox, message
 
 pytestmark = pytest.mark.slow
@@ -22,19 +20,7 @@ NOTES = ("notes.md", b"# Tasting notes\n\nThe 2019 oolong tasted of roasted ches
 
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder: Embedder) -> Path:
-    monkeypatch.setenv("SEXTANT_CHROMA_DIR", str(tmp_path / "store"))
-    monkeypatch.setenv("SEXTANT_PROVIDER", "none")
-    return tmp_path / "store"
-
-
-def _run(argv: list[str]) -> int:
-    with pytest.raises(SystemExit) as exc:
-        ingest.main(argv)
-    return int(exc.value.code or 0)
-
-
-def _kb(store: Path, embedder: Embedder) -> KnowledgeBase:
-    return KnowledgeBase.open(KbSettings(chroma_dir=store, _env_file=None), embedder=embedder)  # type: ignore[call-arg]
+    return use_store(tmp_path, monkeypatch)
 
 
 def _three() -> list[bytes]:
@@ -57,12 +43,12 @@ def test_a_message_and_its_attachment_are_two_documents_the_attachment_naming_it
     diagram = ("diagram.vsdx", b"PK\x03\x04", "application/vnd.ms-visio.drawing")
     order = message(subject="Tea order", message_id="<tea@example.com>", attachments=[NOTES, diagram])
     path.write_bytes(order.as_bytes())
-    assert _run([str(path), "--no-summaries"]) == 0  # a part left out is named; the message itself was stored
+    assert run_ingest([str(path), "--no-summaries"]) == 0  # a part left out is named; the message itself was stored
     out = capsys.readouterr().out
     assert "2 files: 2 added" in out
     assert f"left out {path} › diagram.vsdx: no loader reads .vsdx; the rest is stored" in out
 
-    kb = _kb(store, embedder)
+    kb = reopen(store, embedder)
     records = {r.id: r for r in kb.store.list_documents()}
     assert set(records) == {"order", "order.tea-example.com-1-notes.md"}
     attachment = records["order.tea-example.com-1-notes.md"]
@@ -84,8 +70,8 @@ def test_sync_follows_a_mailbox_as_messages_come_and_go(
     budget, tea, offsite = _three()
     box = folder / "archive.mbox"
     box.write_bytes(mbox(budget, tea))
-    assert _run(["--sync", str(folder), "--no-summaries"]) == 0
-    kb = _kb(store, embedder)
+    assert run_ingest(["--sync", str(folder), "--no-summaries"]) == 0
+    kb = reopen(store, embedder)
     ids = {r.id for r in kb.store.list_documents()}
     assert ids == {
         "archive",
@@ -96,17 +82,17 @@ def test_sync_follows_a_mailbox_as_messages_come_and_go(
     kb.close()
 
     box.write_bytes(mbox(budget, offsite))  # one message gone (with its attachment), one new
-    assert _run(["--sync", str(folder), "--no-summaries"]) == 0
+    assert run_ingest(["--sync", str(folder), "--no-summaries"]) == 0
     capsys.readouterr()
-    kb = _kb(store, embedder)
+    kb = reopen(store, embedder)
     ids = {r.id for r in kb.store.list_documents()}
     assert ids == {"archive", "archive.budget-example.com", "archive.offsite-example.com"}
     assert kb.search("when is the offsite", k=1).hits[0].document_id == "archive.offsite-example.com"
     kb.close()
 
     box.unlink()
-    assert _run(["--sync", str(folder), "--no-summaries"]) == 0
-    kb = _kb(store, embedder)
+    assert run_ingest(["--sync", str(folder), "--no-summaries"]) == 0
+    kb = reopen(store, embedder)
     assert kb.store.list_documents() == []
     kb.close()
 

@@ -425,20 +425,8 @@ def _batches(n: int, size: int) -> list[range]:
 async def test_sextant_ingest_and_sextant_kb_embed_through_the_endpoint_named_in_the_environment(
     double: EmbeddingServerDouble, tmp_path: Path
 ) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for topic in TOPICS:
-        # One sentence each: the double's word-hash vectors then clear the abstention threshold (cosine 0.30).
-        (docs / f"{topic}.md").write_text(f"# {topic.title()}\n\n{TOPICS[topic]}\n", encoding="utf-8")
-    env = {
-        **server_environment(tmp_path),
-        "SEXTANT_EMBEDDER": "openai:toy-embed",
-        "SEXTANT_EMBEDDER_URL": double.openai_url,
-        "SEXTANT_EMBEDDER_API_KEY": KEY,
-        "SEXTANT_EMBEDDER_BATCH": "4",
-        "SEXTANT_PROVIDER": "none",
-        "SEXTANT_LOG_LEVEL": "DEBUG",
-    }
+    docs = _topic_files(tmp_path)
+    env = _remote_env(double, tmp_path, SEXTANT_EMBEDDER_BATCH="4", SEXTANT_LOG_LEVEL="DEBUG")
     ingest = subprocess.run(
         [tool_command("sextant-ingest"), str(docs), "-r"], env=env, cwd=tmp_path, capture_output=True, text=True
     )
@@ -487,26 +475,37 @@ async def test_sextant_ingest_and_sextant_kb_embed_through_the_endpoint_named_in
 def test_an_endpoint_that_gives_up_mid_run_stops_sextant_ingest_with_a_message(
     double: EmbeddingServerDouble, tmp_path: Path
 ) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for topic in TOPICS:
-        (docs / f"{topic}.md").write_text(f"# {topic.title()}\n\n{TOPICS[topic]}\n", encoding="utf-8")
+    docs = _topic_files(tmp_path)
     double.fail(200)  # the start-up probe answers; every request after it fails
     double.fail(503, times=50)
-    env = {
-        **server_environment(tmp_path),
-        "SEXTANT_EMBEDDER": "openai:toy-embed",
-        "SEXTANT_EMBEDDER_URL": double.openai_url,
-        "SEXTANT_EMBEDDER_API_KEY": KEY,
-        "SEXTANT_EMBEDDER_RETRIES": "0",
-        "SEXTANT_PROVIDER": "none",
-    }
+    env = _remote_env(double, tmp_path, SEXTANT_EMBEDDER_RETRIES="0")
     ingest = subprocess.run(
         [tool_command("sextant-ingest"), str(docs), "-r"], env=env, cwd=tmp_path, capture_output=True, text=True
     )
     assert ingest.returncode == 1
     assert "sextant-ingest: stopped: " in ingest.stderr and "Traceback" not in ingest.stderr
     assert "0 added" in ingest.stdout  # the summary of what was done before it stopped
+
+
+def _topic_files(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for topic in TOPICS:
+        # One sentence each: the double's word-hash vectors then clear the abstention threshold (cosine 0.30).
+        (docs / f"{topic}.md").write_text(f"# {topic.title()}\n\n{TOPICS[topic]}\n", encoding="utf-8")
+    return docs
+
+
+def _remote_env(double: EmbeddingServerDouble, tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The commands' environment: a store under ``tmp_path`` embedded by ``double``."""
+    return {
+        **server_environment(tmp_path),
+        "SEXTANT_EMBEDDER": "openai:toy-embed",
+        "SEXTANT_EMBEDDER_URL": double.openai_url,
+        "SEXTANT_EMBEDDER_API_KEY": KEY,
+        "SEXTANT_PROVIDER": "none",
+        **extra,
+    }
 
 
 @pytest.fixture

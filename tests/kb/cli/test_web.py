@@ -10,8 +10,7 @@ import pytest
 
 from sextant.kb.cli import ingest
 from sextant.kb.embeddings import Embedder
-from sextant.kb.knowledge_base import KnowledgeBase
-from sextant.settings import KbSettings
+from tests.kb.cli.ingest_runs import reopen, run_ingest, use_store
 from tests.kb.web.docs_server import DocsServer, Route, python_docs
 
 pytestmark = pytest.mark.slow
@@ -19,10 +18,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder: Embedder) -> Path:
-    monkeypatch.setenv("SEXTANT_CHROMA_DIR", str(tmp_path / "store"))
-    monkeypatch.setenv("SEXTANT_PROVIDER", "none")
-    monkeypatch.setenv("SEXTANT_CRAWL_DELAY_S", "0")
-    return tmp_path / "store"
+    return use_store(tmp_path, monkeypatch)
 
 
 @pytest.fixture
@@ -49,31 +45,21 @@ def site(tmp_path: Path) -> Iterator[DocsServer]:
         yield server
 
 
-def _run(argv: list[str]) -> int:
-    with pytest.raises(SystemExit) as exc:
-        ingest.main(argv)
-    return int(exc.value.code or 0)
-
-
-def _kb(store: Path, embedder: Embedder) -> KnowledgeBase:
-    return KnowledgeBase.open(KbSettings(chroma_dir=store, _env_file=None), embedder=embedder)  # type: ignore[call-arg]
-
-
 def test_a_page_is_stored_under_its_address_and_asked_again_conditionally(
     store: Path, docs: DocsServer, embedder: Embedder, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = docs.url("/library/tty.html")
-    assert _run([url, "--no-summaries"]) == 0
+    assert run_ingest([url, "--no-summaries"]) == 0
     assert "1 files: 1 added" in capsys.readouterr().out
 
-    kb = _kb(store, embedder)
+    kb = reopen(store, embedder)
     (record,) = kb.store.list_documents()
     assert record.source == url and record.id.endswith("-library-tty")
     hits = kb.search("put the terminal into raw mode", k=1).hits
     assert hits and hits[0].document_id == record.id and hits[0].source == url
     kb.close()
 
-    assert _run([url, "--no-summaries"]) == 0
+    assert run_ingest([url, "--no-summaries"]) == 0
     assert "1 unchanged (skipped)" in capsys.readouterr().out
     assert docs.requests[-1].headers.get("if-none-match")  # the validator kept from the first fetch
 
@@ -81,12 +67,12 @@ def test_a_page_is_stored_under_its_address_and_asked_again_conditionally(
 def test_a_crawl_stays_in_its_folder_honours_robots_txt_and_names_what_failed(
     store: Path, site: DocsServer, embedder: Embedder, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert _run([site.url("/guide/index.html"), "--crawl", "--no-summaries"]) == 1  # gone.html is a 404
+    assert run_ingest([site.url("/guide/index.html"), "--crawl", "--no-summaries"]) == 1  # gone.html is a 404
     out = capsys.readouterr().out
     assert "2 added" in out and "1 disallowed by robots.txt" in out
     assert f"refused {site.url('/guide/gone.html')}: " in out and "404" in out
 
-    kb = _kb(store, embedder)
+    kb = reopen(store, embedder)
     sources = sorted(r.source for r in kb.store.list_documents())
     assert sources == [site.url("/guide/index.html"), site.url("/guide/tea.html")]
     hit = kb.search("what temperature is oolong steeped at", k=1).hits[0]

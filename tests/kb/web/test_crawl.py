@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,18 +15,6 @@ from tests.kb.web.docs_server import DocsServer, Route, python_docs
 LIMITS = FetchLimits(timeout_s=5.0, max_bytes=4 << 20)
 HTML = {"Content-Type": "text/html; charset=utf-8"}
 TEXT = {"Content-Type": "text/plain"}
-
-
-@pytest.fixture
-def docs() -> Iterator[DocsServer]:
-    with DocsServer(python_docs()) as server:
-        yield server
-
-
-@pytest.fixture
-def site() -> Iterator[DocsServer]:
-    with DocsServer() as server:
-        yield server
 
 
 def run(

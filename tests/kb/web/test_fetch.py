@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from sextant.kb.web.fetch import Fetcher, FetchError, FetchLimits, fetch, file_name
@@ -11,18 +9,6 @@ from sextant.settings import KbSettings
 from tests.kb.web.docs_server import DocsServer, Route, python_docs
 
 SHORT = FetchLimits(timeout_s=5.0, max_bytes=1 << 20, max_redirects=3)
-
-
-@pytest.fixture
-def docs() -> Iterator[DocsServer]:
-    with DocsServer(python_docs()) as server:
-        yield server
-
-
-@pytest.fixture
-def site() -> Iterator[DocsServer]:
-    with DocsServer() as server:
-        yield server
 
 
 def test_a_manual_page_comes_with_its_name_bytes_and_validators(docs: DocsServer) -> None:
