@@ -7,6 +7,7 @@ length of what came before, never recomputed by searching. Loaders that keep the
 
 from __future__ import annotations
 
+import io
 import lzma
 import re
 import zipfile
@@ -15,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from sextant.kb.documents import RowSpan, SectionSpan, TableSpan
+from sextant.kb.documents import LoadError, RowSpan, SectionSpan, TableSpan
 
 TITLE_MAX_CHARS = 120
 CELL_SEPARATOR = " | "  # between a table row's cells, in every format: one row is one line
@@ -112,6 +113,22 @@ def lines_with_offsets(text: str) -> Iterator[tuple[int, str]]:
     for raw in text.split("\n"):
         yield start, raw.removesuffix("\r")
         start += len(raw) + 1
+
+
+def refuse_unless_office_zip(data: bytes, name: str, *, suffix: str, app: str, legacy: str, kind: str) -> None:
+    """Refuse, saying how to fix it, a legacy binary or password-protected Office file, or one that is no zip.
+
+    Raises:
+        LoadError: ``data`` is an OLE compound file, or not a zip package.
+    """
+    if data.startswith(OLE_MAGIC):
+        raise LoadError(
+            name,
+            f"a legacy {legacy} file or a password-protected {kind}, not a {suffix}; "
+            f"open it in {app} and save it as {suffix} without a password",
+        )
+    if not zipfile.is_zipfile(io.BytesIO(data)):
+        raise LoadError(name, f"not a {suffix} file (it is not a zip package); re-save it from {app} as {suffix}")
 
 
 def stem(name: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import re
-import zipfile
 
 import docx
 from docx.document import Document as DocxDocument
@@ -20,11 +19,11 @@ from sextant.kb.documents import LoadedDocument, LoadError, TableSpan
 from sextant.kb.loaders.builder import (
     CAPTION_RE,
     CELL_SEPARATOR,
-    OLE_MAGIC,
     Heading,
     TextBuilder,
     clean_title,
     close_sections,
+    refuse_unless_office_zip,
     stem,
 )
 
@@ -72,14 +71,7 @@ def load(data: bytes, name: str) -> LoadedDocument:
 
 
 def _open(data: bytes, name: str) -> DocxDocument:
-    if data.startswith(OLE_MAGIC):
-        raise LoadError(
-            name,
-            "a legacy Word 97-2003 file or a password-protected document, not a .docx; "
-            "open it in Word and save it as .docx without a password",
-        )
-    if not zipfile.is_zipfile(io.BytesIO(data)):
-        raise LoadError(name, "not a .docx file (it is not a zip package); re-save it from Word as .docx")
+    refuse_unless_office_zip(data, name, suffix=".docx", app="Word", legacy="Word 97-2003", kind="document")
     try:
         return docx.Document(io.BytesIO(data))
     # python-docx reports damage as whichever error its zip, XML or package layer hit first.

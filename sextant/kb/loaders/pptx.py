@@ -29,7 +29,7 @@ from pptx.slide import Slide as PptxSlide
 from pptx.table import Table as PptxTable
 
 from sextant.kb.documents import LoadedDocument, LoadError, SkippedPage
-from sextant.kb.loaders.builder import CELL_SEPARATOR, OLE_MAGIC, ZIP_ERRORS
+from sextant.kb.loaders.builder import CELL_SEPARATOR, ZIP_ERRORS, refuse_unless_office_zip
 from sextant.kb.loaders.slides import Paragraph, Slide, Table, deck
 
 logger = logging.getLogger(__name__)
@@ -57,14 +57,9 @@ def load(data: bytes, name: str) -> LoadedDocument:
         LoadError: the file is a legacy .ppt or password-protected, not a readable .pptx, has no slides, or
             no readable slide has text.
     """
-    if data.startswith(OLE_MAGIC):
-        raise LoadError(
-            name,
-            "a legacy PowerPoint 97-2003 (.ppt) file or a password-protected presentation, not a .pptx; "
-            "open it in PowerPoint and save it as .pptx without a password",
-        )
-    if not zipfile.is_zipfile(io.BytesIO(data)):
-        raise LoadError(name, "not a .pptx file (it is not a zip package); re-save it from PowerPoint as .pptx")
+    refuse_unless_office_zip(
+        data, name, suffix=".pptx", app="PowerPoint", legacy="PowerPoint 97-2003 (.ppt)", kind="presentation"
+    )
     try:
         repaired, broken = _with_stand_ins(data)
         presentation = pptx.Presentation(io.BytesIO(repaired))
