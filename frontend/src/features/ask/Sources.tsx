@@ -34,7 +34,7 @@ export function Sources({ passages, cited, loading, onOpen }: SourcesProps) {
               "w-full rounded-md border p-2 text-left text-sm hover:bg-accent focus-visible:outline-2 focus-visible:outline-ring cursor-pointer",
               cited.has(p.label) && "border-primary/50",
             )}
-            aria-label={`Source ${p.label}: ${[p.title, passagePlace(p)].filter(Boolean).join(", ")}${cited.has(p.label) ? " (cited)" : ""}`}
+            aria-label={`Source ${p.label}: ${[p.title, passagePlace(p, "spoken")].filter(Boolean).join(", ")}${cited.has(p.label) ? " (cited)" : ""}`}
           >
             <div className="flex items-start gap-2">
               <span className="mt-0.5 rounded bg-muted px-1 font-mono text-xs font-semibold">{p.label}</span>

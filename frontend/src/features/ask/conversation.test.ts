@@ -1,6 +1,16 @@
 import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "@/api/types";
-import { applyEvent, buildRequest, mergePassages, newConversation, settle, startTurn, toMarkdown } from "@/features/ask/conversation";
+import {
+  applyEvent,
+  buildRequest,
+  mergePassages,
+  newConversation,
+  passageCitation,
+  passagePlace,
+  settle,
+  startTurn,
+  toMarkdown,
+} from "@/features/ask/conversation";
 import { answerEvent, passage } from "@/test/fixtures";
 
 function play(events: AgentEvent[], question: string, start = newConversation()) {
@@ -82,5 +92,17 @@ describe("a turn's events", () => {
     expect(md).toContain("# How often?");
     expect(md).toContain("Every two months [1].");
     expect(md).toContain("[1] Caring for Your Home Espresso Machine, p. 1, Chapter 3. Descaling");
+  });
+});
+
+describe("where a passage is", () => {
+  it("is a page or a slide, written short or spoken in full, and nothing for a passage without pages", () => {
+    expect(passagePlace(passage(1, { page: 5, page_label: "iv" }))).toBe("p. iv");
+    expect(passagePlace(passage(1, { page: 5, page_label: "iv" }), "spoken")).toBe("page iv");
+    expect(passagePlace(passage(1, { page: 7, page_label: "7", page_unit: "slide" }), "spoken")).toBe("slide 7");
+    expect(passagePlace(passage(1, { page: null, page_label: null }))).toBeNull();
+    expect(passageCitation(passage(2, { page: 3, page_label: "3", page_unit: "slide", section: "Roadmap" }))).toBe(
+      "Caring for Your Home Espresso Machine, slide 3, Roadmap",
+    );
   });
 });

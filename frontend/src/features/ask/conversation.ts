@@ -146,10 +146,15 @@ export function labelIsValid(turn: ChatTurn, passages: Passage[], label: number)
   return passages.some((p) => p.label === label);
 }
 
-/** Where on its document a passage is, as a citation says it: "p. iv", "slide 7"; null for a passage without pages. */
-export function passagePlace(p: Pick<Passage, "page" | "page_label" | "page_unit">): string | null {
+/** Where on its document a passage is, as a citation writes it ("p. iv", "slide 7") or a screen reader says it
+ * ("page iv"); null for a passage without pages. */
+export function passagePlace(
+  p: Pick<Passage, "page" | "page_label" | "page_unit">,
+  style: "written" | "spoken" = "written",
+): string | null {
   if (!p.page_label && !p.page) return null;
-  return `${p.page_unit === "slide" ? "slide" : "p."} ${p.page_label ?? p.page}`;
+  const unit = p.page_unit === "slide" ? "slide" : style === "spoken" ? "page" : "p.";
+  return `${unit} ${p.page_label ?? p.page}`;
 }
 
 export function passageCitation(p: Passage): string {
