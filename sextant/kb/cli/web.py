@@ -53,41 +53,42 @@ def ingest_addresses(
     cache = FetchCache.load(kb.settings.store_dir() / CACHE_FILE)
     lines: list[str] = []
     task = bar.add_task("fetching", total=None)
-    with Fetcher(FetchLimits.from_settings(kb.settings)) as fetcher:
-        for url in urls:
-            if not crawl_pages:
-                bar.update(task, description=url)
-                _one(kb, parser, fetcher, cache, url, category, record)
-                continue
 
-            def on_page(page: CrawledPage) -> None:
-                bar.update(task, description=page.url, completed=page.number, total=page.number + page.queued)
-                if page.status == "fetched" and page.fetched is not None:
-                    if _store(kb, parser, page.url, page.fetched, category, record):
-                        cache.remember(page.url, page.fetched, page.links)
-                elif page.status == "unchanged" and page.fetched is not None:
-                    record(page.url, IngestOutcome(id=url_document_id(page.url), status="unchanged"))
-                    cache.remember(page.url, page.fetched, page.links)
-                elif page.status == "failed":
-                    record(page.url, page.reason)
+    def on_page(page: CrawledPage) -> None:
+        bar.update(task, description=page.url, completed=page.number, total=page.number + page.queued)
+        if page.status == "fetched" and page.fetched is not None:
+            if _store(kb, parser, page.url, page.fetched, category, record):
+                cache.remember(page.url, page.fetched, page.links)
+        elif page.status == "unchanged" and page.fetched is not None:
+            record(page.url, IngestOutcome(id=url_document_id(page.url), status="unchanged"))
+            cache.remember(page.url, page.fetched, page.links)
+        elif page.status == "failed":
+            record(page.url, page.reason)
 
-            try:
-                report = crawl(
-                    url,
-                    fetcher,
-                    max_depth=max_depth,
-                    max_pages=max_pages,
-                    delay_s=kb.settings.crawl_delay_s,
-                    cache=cache,
-                    on_page=on_page,
-                )
-            except (FetchError, ValueError) as exc:
-                record(url, str(exc))
-                continue
-            finally:
-                _save(cache, lines)
-            lines.extend(report.lines())
-    _save(cache, lines)
+    # Saved once, also when a run is interrupted: what was stored by then is remembered.
+    try:
+        with Fetcher(FetchLimits.from_settings(kb.settings)) as fetcher:
+            for url in urls:
+                if not crawl_pages:
+                    bar.update(task, description=url)
+                    _one(kb, parser, fetcher, cache, url, category, record)
+                    continue
+                try:
+                    report = crawl(
+                        url,
+                        fetcher,
+                        max_depth=max_depth,
+                        max_pages=max_pages,
+                        delay_s=kb.settings.crawl_delay_s,
+                        cache=cache,
+                        on_page=on_page,
+                    )
+                except (FetchError, ValueError) as exc:
+                    record(url, str(exc))
+                    continue
+                lines.extend(report.lines())
+    finally:
+        _save(cache, lines)
     return lines
 
 
