@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from sextant.contract.results import IngestOutcome
-from sextant.kb.document_ids import container_source, is_container, part_id, part_source
+from sextant.kb.document_ids import is_container, part_id, part_source
 from sextant.kb.documents import LoadError
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.loader_sandbox import BoundedParser
@@ -56,7 +56,6 @@ def store_parts(
     outcomes.extend(
         IngestOutcome(id=skipped.name, status="refused", reason=skipped.reason) for skipped in unpacked.skipped
     )
-    for record in kb.store.list_documents():
-        if record.id not in taken and container_source(record.source) == source:
-            kb.forget(record.id)
+    for gone in sorted(set(kb.parts_of(source)) - taken):
+        kb.forget(gone)
     return outcomes

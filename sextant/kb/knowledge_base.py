@@ -337,16 +337,16 @@ class KnowledgeBase:
             removed = self.store.delete_document(doc_id)
             self.indexes.commit(self.store.generation, removed)
             self._replace_original(doc_id, None)
-            parts = (
-                [r.id for r in self.store.list_documents() if container_source(r.source) == record.source]
-                if is_container(record.source)
-                else []
-            )
+            parts = self.parts_of(record.source) if is_container(record.source) else []
         count = len(removed)
         for part in parts:
             with contextlib.suppress(KnowledgeBaseError):  # removed meanwhile by another process: as wanted
                 count += self.forget(part)
         return count
+
+    def parts_of(self, source: str) -> list[str]:
+        """The ids of the documents stored from inside the container whose source is ``source``."""
+        return [r.id for r in self.store.list_documents() if container_source(r.source) == source]
 
     def _replace_original(self, doc_id: str, data: bytes | None) -> None:
         """After the store's commit: keep this version's original PDF, or none. A failed write removes the earlier
