@@ -15,6 +15,8 @@ from typing import Literal
 
 from opentelemetry import trace
 
+# For the log lines only: what a call may touch, and the id it sends the knowledge base, are passed explicitly
+# (``sextant.agent.kb_client.KbScope``).
 request_id: ContextVar[str | None] = ContextVar("sextant_request_id", default=None)
 
 

@@ -15,7 +15,7 @@ import anyio
 
 from sextant.agent.answer_check import answer_check_for
 from sextant.agent.events import AnswerEvent, SourcesEvent, TokenEvent, ToolCallEvent, ToolResultEvent
-from sextant.agent.kb_client import KbClient, stdio_server
+from sextant.agent.kb_client import SHARED_STORE, KbClient, ScopedKb, stdio_server
 from sextant.agent.loop import AgentLoop
 from sextant.agent.passages import Passage
 from sextant.agent.settings import AgentSettings, load_agent_settings
@@ -30,7 +30,8 @@ async def ask(question: str, settings: AgentSettings) -> int:
     answer: AnswerEvent | None = None
     streamed: list[str] = []
     async with KbClient(stdio_server(settings.kb_command)) as kb:
-        loop = AgentLoop.from_settings(kb, choice.model, settings, answer_check=answer_check_for(choice))
+        shared = ScopedKb(kb, SHARED_STORE)
+        loop = AgentLoop.from_settings(shared, choice.model, settings, answer_check=answer_check_for(choice))
         try:
             async for event in loop.run(question):
                 if isinstance(event, ToolCallEvent):

@@ -1,6 +1,6 @@
-"""What a route needs before it runs: the app's state, the caller's workspace, and the refusals (401, 409, 429,
-503) of the rate limit, the budgets, the workspace limits and a knowledge base that is down; a knowledge base
-that fails a call is a 502."""
+"""What a route needs before it runs: the app's state, the caller's workspace and the knowledge base as the
+request may use it, and the refusals (401, 409, 429, 503) of the rate limit, the budgets, the workspace limits
+and a knowledge base that is down; a knowledge base that fails a call is a 502."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 
-from sextant.agent.kb_client import KbFailed, KbUnavailable, ToolRefused, current_workspace
+from sextant.agent.kb_client import KbFailed, KbScope, KbUnavailable, ScopedKb, ToolRefused
+from sextant.agent.request_context import request_id_of
 from sextant.agent.state import AgentState
 from sextant.agent.workspaces import LimitReached, Workspace, WorkspaceBook
-from sextant.logs import request_id as current_request_id
 
 # What a 503 for a knowledge base that is down tells the client to wait: about one restart.
 KB_RETRY_S = 5
@@ -62,7 +62,7 @@ async def within_budget(state: State) -> None:
 
 
 async def workspace_scope(request: Request, state: State) -> AsyncIterator[Workspace | None]:
-    """With workspaces on: the caller's workspace, from its bearer token, for every MCP call this request makes.
+    """With workspaces on: the caller's workspace, from its bearer token.
 
     The workspace counts as busy until the response (a stream included) has been sent, so it is never
     deleted under a running request.
@@ -73,7 +73,6 @@ async def workspace_scope(request: Request, state: State) -> AsyncIterator[Works
         return
     workspace = bearer_workspace(request, book)
     book.begin(workspace)
-    current_workspace.set(workspace.id)
     try:
         yield workspace
     finally:
@@ -81,6 +80,15 @@ async def workspace_scope(request: Request, state: State) -> AsyncIterator[Works
 
 
 Scoped = Annotated[Workspace | None, Depends(workspace_scope)]
+
+
+async def request_kb(request: Request, state: State, workspace: Scoped) -> ScopedKb:
+    """The knowledge base as this request may use it: each of its calls reaches the caller's workspace (the
+    shared store with workspaces off) and carries the request's id."""
+    return ScopedKb(state.kb, KbScope(workspace.id if workspace else None, request_id_of(request)))
+
+
+Kb = Annotated[ScopedKb, Depends(request_kb)]
 
 
 def bearer_workspace(request: Request, book: WorkspaceBook) -> Workspace:
@@ -115,20 +123,20 @@ async def question_allowed(state: State, workspace: Scoped) -> None:
     state.questions_today.add(1)
 
 
-async def ingest_allowed(state: AgentState, workspace: Workspace | None, adding: int) -> None:
+async def ingest_allowed(state: AgentState, kb: ScopedKb, adding: int) -> None:
     """Refuse an ingest or upload that would pass the workspace's documents limit or the day's uploads.
 
     Raises:
         HTTPException: 429 past the day's uploads, 409 past the workspace's documents.
     """
-    if workspace is None or state.uploads_today is None:
+    if kb.scope.workspace is None or state.uploads_today is None:
         return
     settings = state.settings
     if state.uploads_today.spent() + adding > settings.daily_uploads:
         exc = LimitReached("SEXTANT_DAILY_UPLOADS", settings.daily_uploads, "today's uploads are used up")
         raise refusal(exc, retry_after=state.uploads_today.seconds_until_reset())
     with kb_errors():
-        held = len((await state.kb.list_documents(current_request_id.get())).documents)
+        held = len((await kb.list_documents()).documents)
     if held + adding > settings.workspace_documents:
         exc = LimitReached(
             "SEXTANT_WORKSPACE_DOCUMENTS",

@@ -5,8 +5,11 @@ read tools named in ``OFFERED_TO_MODEL`` are offered to the model: answering a q
 the corpus, so ``kb_ingest`` is called by the HTTP API on a person's behalf and never by the model; nor is
 ``kb_page_image``, which draws a cited page for a person to see.
 
-The HTTP API calls the tools through ``TypedCalls``: each validates the tool's ``structuredContent`` into
-its model from ``sextant.contract``, the models the server returns, so the two sides cannot drift apart.
+Which store a call may touch is never ambient: every call names its ``KbScope`` (the workspace, and the request
+it is made for), sent in the call's ``_meta``. The HTTP API and the loop hold a ``ScopedKb``, the connection bound
+to one scope, made per request by ``sextant.agent.deps``. Its typed calls validate each tool's
+``structuredContent`` into its model from ``sextant.contract``, the models the server returns, so the two sides
+cannot drift apart.
 """
 
 from __future__ import annotations
@@ -17,13 +20,11 @@ import logging
 import os
 import shutil
 import sys
-from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
@@ -51,8 +52,6 @@ from sextant.llm.chat import ToolSpec
 log = logging.getLogger(__name__)
 
 OFFERED_TO_MODEL = (KB_SEARCH, KB_LIST, KB_STATS)
-# The workspace of the HTTP request being served; every MCP call the request makes is scoped to it.
-current_workspace: ContextVar[str | None] = ContextVar("sextant_workspace", default=None)
 # Ingest of a large upload embeds every chunk on the server's CPU.
 CALL_TIMEOUT_S = 600.0
 
@@ -126,50 +125,83 @@ def search_result(outcome: ToolOutcome) -> SearchResult:
     return result_of(KB_SEARCH, outcome, SearchResult)
 
 
-class TypedCalls(ABC):
-    """The tools the HTTP API calls, typed: written once for anything with ``call`` (the client, the supervisor).
+@dataclass(frozen=True)
+class KbScope:
+    """Which store a call may touch, and the request it is made for; both travel in the call's ``_meta``."""
 
-    Each raises ``ToolRefused`` when the tool refuses, ``KbUnavailable`` when the knowledge base is down,
-    and ``KbContractBroken`` when its result does not match the contract.
+    workspace: str | None = None  # None: the shared store, the only one while workspaces are off
+    request_id: str | None = None  # tags the server's log lines for the call
+
+    def meta(self) -> Any:
+        meta = {REQUEST_ID_META: self.request_id, WORKSPACE_META: self.workspace}
+        return {key: value for key, value in meta.items() if value} or None
+
+
+# For calls made on no HTTP request's behalf: ``sextant-ask`` and the evaluation.
+SHARED_STORE = KbScope()
+
+
+class KbConnection(Protocol):
+    """An open connection to the knowledge base (``KbClient``, or the ``KbSupervisor`` that keeps one alive)."""
+
+    def offered(self) -> list[ToolSpec]: ...
+
+    async def call(self, name: str, arguments: dict[str, Any], scope: KbScope) -> ToolOutcome: ...
+
+    async def read(self, uri: str, scope: KbScope) -> str: ...
+
+
+@dataclass(frozen=True)
+class ScopedKb:
+    """The knowledge base as one request (or one sweep of a workspace) may use it: every call reaches the store
+    of ``scope`` and no other.
+
+    The typed calls raise ``ToolRefused`` when the tool refuses, ``KbUnavailable`` when the knowledge base is
+    down, and ``KbContractBroken`` when its result does not match the contract.
     """
 
-    @abstractmethod
-    async def call(self, name: str, arguments: dict[str, Any], request_id: str | None = None) -> ToolOutcome: ...
+    connection: KbConnection
+    scope: KbScope
 
-    async def list_documents(self, request_id: str | None = None) -> DocumentList:
-        return result_of(KB_LIST, await self.call(KB_LIST, {}, request_id), DocumentList)
+    def offered(self) -> list[ToolSpec]:
+        return self.connection.offered()
 
-    async def ingest(self, documents: Sequence[IngestDocument], request_id: str | None = None) -> IngestReport:
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        return await self.connection.call(name, arguments, self.scope)
+
+    async def read(self, uri: str) -> str:
+        return await self.connection.read(uri, self.scope)
+
+    async def list_documents(self) -> DocumentList:
+        return result_of(KB_LIST, await self.call(KB_LIST, {}), DocumentList)
+
+    async def ingest(self, documents: Sequence[IngestDocument]) -> IngestReport:
         arguments = {"documents": [d.model_dump(exclude_none=True) for d in documents]}
-        return result_of(KB_INGEST, await self.call(KB_INGEST, arguments, request_id), IngestReport)
+        return result_of(KB_INGEST, await self.call(KB_INGEST, arguments), IngestReport)
 
-    async def upload(self, filename: str, data: bytes, request_id: str | None = None) -> IngestReport:
+    async def upload(self, filename: str, data: bytes) -> IngestReport:
         arguments = {"filename": filename, "content_base64": base64.b64encode(data).decode("ascii")}
-        return result_of(KB_UPLOAD, await self.call(KB_UPLOAD, arguments, request_id), IngestReport)
+        return result_of(KB_UPLOAD, await self.call(KB_UPLOAD, arguments), IngestReport)
 
-    async def set_overview(
-        self, document_id: str, overview: str, version: str | None, request_id: str | None = None
-    ) -> DocumentInfo:
+    async def set_overview(self, document_id: str, overview: str, version: str | None) -> DocumentInfo:
         arguments = {"document_id": document_id, "overview": overview, "version": version}
-        return result_of(KB_SET_OVERVIEW, await self.call(KB_SET_OVERVIEW, arguments, request_id), DocumentInfo)
+        return result_of(KB_SET_OVERVIEW, await self.call(KB_SET_OVERVIEW, arguments), DocumentInfo)
 
-    async def page_image(
-        self, document_id: str, page: int, quote: str | None, request_id: str | None = None
-    ) -> tuple[PageImage, bytes | None]:
+    async def page_image(self, document_id: str, page: int, quote: str | None) -> tuple[PageImage, bytes | None]:
         """What was drawn, and the PNG (``None`` if the answer carried none)."""
         arguments: dict[str, Any] = {"document_id": document_id, "page": page}
         if quote and quote.strip():
             arguments["quote"] = quote
-        outcome = await self.call(KB_PAGE_IMAGE, arguments, request_id)
+        outcome = await self.call(KB_PAGE_IMAGE, arguments)
         png = next((data for mime, data in outcome.images if mime == "image/png"), None)
         return result_of(KB_PAGE_IMAGE, outcome, PageImage), png
 
-    async def drop_workspace(self, request_id: str | None = None) -> WorkspaceDropped:
-        return result_of(KB_DROP_WORKSPACE, await self.call(KB_DROP_WORKSPACE, {}, request_id), WorkspaceDropped)
+    async def drop_workspace(self) -> WorkspaceDropped:
+        return result_of(KB_DROP_WORKSPACE, await self.call(KB_DROP_WORKSPACE, {}), WorkspaceDropped)
 
-    async def ann_compare(self, query: str, k: int, request_id: str | None = None) -> AnnComparison:
+    async def ann_compare(self, query: str, k: int) -> AnnComparison:
         arguments = {"query": query, "k": k}
-        return result_of(KB_ANN_COMPARE, await self.call(KB_ANN_COMPARE, arguments, request_id), AnnComparison)
+        return result_of(KB_ANN_COMPARE, await self.call(KB_ANN_COMPARE, arguments), AnnComparison)
 
 
 def stdio_server(command: str | None = None, args: list[str] | None = None) -> StdioServerParameters:
@@ -190,7 +222,7 @@ def stdio_server(command: str | None = None, args: list[str] | None = None) -> S
     )
 
 
-class KbClient(TypedCalls):
+class KbClient:
     """An open MCP session with the knowledge base. Use as an async context manager."""
 
     def __init__(self, server: Any) -> None:
@@ -220,11 +252,11 @@ class KbClient(TypedCalls):
     def offered(self) -> list[ToolSpec]:
         return [t.spec for t in self.tools.values() if t.offered]
 
-    async def call(self, name: str, arguments: dict[str, Any], request_id: str | None = None) -> ToolOutcome:
+    async def call(self, name: str, arguments: dict[str, Any], scope: KbScope) -> ToolOutcome:
         if name not in self.tools:
             raise KbUnavailable(f"the knowledge base has no tool {name!r}")
         try:
-            result: CallToolResult = await self._client.call_tool(name, arguments, meta=_meta(request_id))
+            result: CallToolResult = await self._client.call_tool(name, arguments, meta=scope.meta())
         except MCPError as exc:
             raise _failure(f"{name} failed", exc) from exc
         except Exception as exc:  # the transport: a closed stream, a process gone
@@ -237,10 +269,10 @@ class KbClient(TypedCalls):
         """One round trip that changes nothing: ``server/discover`` (the 2026-07-28 revision has no ping)."""
         await self._client.session.send_discover(self._client.protocol_version)
 
-    async def read(self, uri: str) -> str:
+    async def read(self, uri: str, scope: KbScope) -> str:
         # Never from the client's cache: a replaced document, or another workspace, has other text at this URI.
         try:
-            result = await self._client.read_resource(uri, meta=_meta(None), cache_mode="bypass")
+            result = await self._client.read_resource(uri, meta=scope.meta(), cache_mode="bypass")
         except MCPError as exc:
             if exc.error.code == INVALID_PARAMS:  # the SDK's answer for a resource that does not exist
                 raise KbNotFound(exc.error.message) from exc
@@ -264,8 +296,3 @@ def _image(block: ImageContent) -> tuple[str, bytes]:
         return block.mime_type, base64.b64decode(block.data, validate=True)
     except binascii.Error as exc:
         raise KbContractBroken(f"the knowledge base sent an image that is not base64: {exc}") from exc
-
-
-def _meta(request_id: str | None) -> Any:
-    meta = {REQUEST_ID_META: request_id, WORKSPACE_META: current_workspace.get()}
-    return {key: value for key, value in meta.items() if value} or None

@@ -20,7 +20,7 @@ import logging
 from types import TracebackType
 from typing import Any
 
-from sextant.agent.kb_client import DiscoveredTool, KbClient, KbUnavailable, ToolOutcome, TypedCalls
+from sextant.agent.kb_client import DiscoveredTool, KbClient, KbScope, KbUnavailable, ToolOutcome
 from sextant.llm.chat import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ BACKOFF_FIRST_S = 0.25
 BACKOFF_MAX_S = 30.0
 
 
-class KbSupervisor(TypedCalls):
+class KbSupervisor:
     """The knowledge base as the app sees it: ``KbClient``'s calls, on whichever process is alive now.
 
     ``server`` is what ``KbClient`` accepts (stdio parameters in the product); each start makes a new
@@ -79,11 +79,11 @@ class KbSupervisor(TypedCalls):
     def offered(self) -> list[ToolSpec]:
         return [t.spec for t in self.tools.values() if t.offered]
 
-    async def call(self, name: str, arguments: dict[str, Any], request_id: str | None = None) -> ToolOutcome:
-        return await self._live().call(name, arguments, request_id)
+    async def call(self, name: str, arguments: dict[str, Any], scope: KbScope) -> ToolOutcome:
+        return await self._live().call(name, arguments, scope)
 
-    async def read(self, uri: str) -> str:
-        return await self._live().read(uri)
+    async def read(self, uri: str, scope: KbScope) -> str:
+        return await self._live().read(uri, scope)
 
     def ensure_connected(self) -> None:
         """Raise ``KbUnavailable``, with the reason, while the knowledge base is down."""

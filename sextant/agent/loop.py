@@ -70,11 +70,12 @@ NOT_ANSWERED = "The documents do not answer this question."
 
 
 class KnowledgeTools(Protocol):
-    """What the loop needs of the knowledge base (``KbClient`` over MCP in the product)."""
+    """What the loop needs of the knowledge base: a ``ScopedKb`` in the product, so every call it makes reaches
+    the store of the request (or run) the loop answers for."""
 
     def offered(self) -> list[ToolSpec]: ...
 
-    async def call(self, name: str, arguments: dict[str, Any], request_id: str | None = None) -> ToolOutcome: ...
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome: ...
 
 
 class Spend(Protocol):
@@ -95,7 +96,6 @@ class HistoryItem:
 class _Run:
     question: str
     book: PassageBook
-    request_id: str | None
     history: tuple[Message, ...] = ()
     shown: set[int] = field(default_factory=set)
     usage: Usage = field(default_factory=Usage)
@@ -182,9 +182,8 @@ class AgentLoop:
         *,
         history: Sequence[HistoryItem] = (),
         held: Sequence[Passage] = (),
-        request_id: str | None = None,
     ) -> AsyncIterator[AgentEvent]:
-        run = _Run(question, PassageBook(held), request_id)
+        run = _Run(question, PassageBook(held))
         if self.model is None:
             async for event in self._excerpts(run, "no model is configured"):
                 yield event
@@ -380,7 +379,7 @@ class AgentLoop:
             return
         # A knowledge base that is down (KbUnavailable) or fails the call (KbFailed) raises through to the caller: an
         # answer built on a failed search would read as "the documents say nothing".
-        outcome = await self.kb.call(call.name, arguments, run.request_id)
+        outcome = await self.kb.call(call.name, arguments)
         if call.name == "kb_search":
             run.searches += 1
         if not outcome.ok or outcome.structured is None:

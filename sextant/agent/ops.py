@@ -124,9 +124,9 @@ class TimedTools:
     def offered(self) -> list[ToolSpec]:
         return self.kb.offered()
 
-    async def call(self, name: str, arguments: dict[str, Any], request_id: str | None = None) -> ToolOutcome:
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         started = time.perf_counter()
-        outcome = await self.kb.call(name, arguments, request_id)
+        outcome = await self.kb.call(name, arguments)
         self.metrics.observe_outcome(name, time.perf_counter() - started, outcome)
         return outcome
 

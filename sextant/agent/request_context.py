@@ -1,8 +1,9 @@
 """Each request's id and trace context, as the ASGI middleware outside the routes sets them.
 
-The id is on every log line and in each MCP call's metadata, and comes back as ``X-Request-ID``. A W3C
-``traceparent`` sent with the request (one is minted otherwise) is the trace context of the whole request, so
-the SDK carries it into each MCP call's ``_meta`` beside the id.
+The id is on every log line, in each MCP call's metadata (the routes' ``ScopedKb`` takes it from
+``request_id_of``), and comes back as ``X-Request-ID``. A W3C ``traceparent`` sent with the request (one is
+minted otherwise) is the trace context of the whole request, so the SDK carries it into each MCP call's
+``_meta`` beside the id.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import uuid
 
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
+from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sextant.logs import request_id as current_request_id
@@ -34,6 +36,9 @@ class RequestContext:
         headers = dict(scope["headers"])
         sent = headers.get(b"x-request-id", b"").decode("latin-1")
         rid = sent if _REQUEST_ID.match(sent) else uuid.uuid4().hex
+        # The request's own state (a copy per request) carries the id to the routes; the context variable only
+        # to the log lines.
+        scope.setdefault("state", {})["request_id"] = rid
         token = current_request_id.set(rid)
         trace_token = otel_context.attach(_trace_context(headers))
 
@@ -50,6 +55,12 @@ class RequestContext:
         finally:
             otel_context.detach(trace_token)
             current_request_id.reset(token)
+
+
+def request_id_of(request: Request) -> str:
+    """The id ``RequestContext`` gave this request."""
+    rid: str = request.state.request_id
+    return rid
 
 
 def _trace_context(headers: dict[bytes, bytes]) -> otel_context.Context:

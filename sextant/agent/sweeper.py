@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from sextant.agent.kb_client import KbFailed, KbUnavailable, ToolRefused, current_workspace
+from sextant.agent.kb_client import KbFailed, KbScope, KbUnavailable, ScopedKb, ToolRefused
 from sextant.agent.state import AgentState
 
 log = logging.getLogger(__name__)
@@ -20,14 +20,11 @@ async def sweep(state: AgentState) -> int:
         return 0
     dropped = 0
     for workspace in state.workspaces.due():
-        token = current_workspace.set(workspace.id)
         try:
-            await state.kb.drop_workspace()
+            await ScopedKb(state.kb, KbScope(workspace.id)).drop_workspace()
         except (KbUnavailable, KbFailed, ToolRefused) as exc:
             log.error("cannot delete workspace %s yet: %s", workspace.id[:8], exc)
             continue
-        finally:
-            current_workspace.reset(token)
         state.workspaces.remove(workspace)
         state.writers.pop(workspace.id, None)
         dropped += 1

@@ -9,9 +9,9 @@ from fastapi import HTTPException, UploadFile
 
 from sextant.agent.api import IngestResult
 from sextant.agent.deps import kb_errors
+from sextant.agent.kb_client import ScopedKb
 from sextant.agent.state import AgentState
 from sextant.llm.overviews import write_overview
-from sextant.logs import request_id as current_request_id
 
 log = logging.getLogger(__name__)
 
@@ -19,7 +19,7 @@ MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 MAX_UPLOAD_FILES = 20
 
 
-async def upload_each(state: AgentState, files: list[UploadFile]) -> list[IngestResult]:
+async def upload_each(state: AgentState, kb: ScopedKb, files: list[UploadFile]) -> list[IngestResult]:
     """Send each file to the knowledge base's loaders; one result per document stored, or per file refused."""
     results: list[IngestResult] = []
     for upload in files:
@@ -34,18 +34,18 @@ async def upload_each(state: AgentState, files: list[UploadFile]) -> list[Ingest
             continue
         try:
             with kb_errors():
-                report = await state.kb.upload(name, data, current_request_id.get())
+                report = await kb.upload(name, data)
         except HTTPException as exc:
             results.append(_refused(name, str(exc.detail)))
             continue
         for outcome in report.results:
             result = IngestResult.of(outcome, name)
-            result.overview = await add_overview(state, result)
+            result.overview = await add_overview(state, kb, result)
             results.append(result)
     return results
 
 
-async def add_overview(state: AgentState, result: IngestResult) -> bool:
+async def add_overview(state: AgentState, kb: ScopedKb, result: IngestResult) -> bool:
     """Have the model write and store an overview of a document just added or replaced; whether one was stored.
 
     Best effort: the document is stored either way, so a failure is logged, not raised. The model reads the
@@ -60,10 +60,10 @@ async def add_overview(state: AgentState, result: IngestResult) -> bool:
     ):
         return False
     try:
-        text = await state.kb.read(f"kb://documents/{result.id}")
+        text = await kb.read(f"kb://documents/{result.id}")
         overview, usage = await write_overview(model, result.title or result.id, text)
         state.budget.add(usage.cost_usd)
-        await state.kb.set_overview(result.id, overview, result.version or None, current_request_id.get())
+        await kb.set_overview(result.id, overview, result.version or None)
     except Exception as exc:  # a missing overview must not turn a stored document into a failed request
         log.warning("no overview for %s: %s", result.id, exc)
         return False

@@ -27,7 +27,7 @@ from sextant.agent.events import (
     ToolResultEvent,
 )
 from sextant.agent.evidence import locate
-from sextant.agent.kb_client import KbClient, stdio_server
+from sextant.agent.kb_client import SHARED_STORE, KbClient, ScopedKb, stdio_server
 from sextant.agent.loop import AgentLoop
 from sextant.agent.passages import Passage
 from sextant.agent.policies import sentences_read
@@ -87,7 +87,10 @@ async def ask_all(
     runs: list[AgentRun] = []
     async with KbClient(params) as kb:
         loop = AgentLoop.from_settings(
-            kb, model, settings, answer_check=AnswerCheck(checker) if checker is not None else None
+            ScopedKb(kb, SHARED_STORE),
+            model,
+            settings,
+            answer_check=AnswerCheck(checker) if checker is not None else None,
         )
         for question in questions:
             run = AgentRun(question)

@@ -8,13 +8,14 @@ turns and to read an SSE stream as a browser would.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from fastapi.testclient import TestClient
+from mcp.server.context import ServerMiddleware
 
 from sextant.agent.app import create_app
 from sextant.agent.budget import DailyBudget
@@ -94,12 +95,17 @@ def spent_already(tmp_path: Path, usd: float) -> None:
     (tmp_path / "spend.json").write_text(json.dumps({"day": today, "spent_usd": usd}), encoding="utf-8")
 
 
-def open_workspace_app(kb: KnowledgeBase, state_dir: Path, **overrides: Any) -> TestClient:
-    """The app with workspaces on (and no model), its book kept in ``state_dir``; enter it to start it."""
+def open_workspace_app(
+    kb: KnowledgeBase, state_dir: Path, *, server_middleware: Sequence[ServerMiddleware[Any]] = (), **overrides: Any
+) -> TestClient:
+    """The app with workspaces on (and no model), its book kept in ``state_dir``; enter it to start it.
+    ``server_middleware`` wraps every message the knowledge-base server receives."""
     values = {"overviews": "off", "workspaces": "on", "rate_limit": 10_000, **overrides}
+    server = create_server(kb, workspace_ttl_s=int(values.get("workspace_ttl", 3600)))
+    server.middleware.extend(server_middleware)
     app = create_app(
         AgentSettings(_env_file=None, **values),
-        kb_server=create_server(kb, workspace_ttl_s=int(values.get("workspace_ttl", 3600))),
+        kb_server=server,
         model=ModelChoice(None, "none", "no model in this test"),
         budget=DailyBudget(1.0, state_dir / "spend.json"),
         state_dir=state_dir,

@@ -1,21 +1,41 @@
 """What a route needs before it runs: the refusals of the rate limit, the budget, a knowledge base that is down
-and a missing workspace token, each with its status, reason and when to retry."""
+and a missing workspace token, each with its status, reason and when to retry; and the knowledge base bound to
+the request's workspace, so that two workspaces asking at once never reach each other's store."""
 
 from __future__ import annotations
 
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi import HTTPException
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from starlette.requests import Request
 
 from sextant.agent.deps import KB_RETRY_S, bearer_workspace, kb_errors, refusal
 from sextant.agent.kb_client import KbContractBroken, KbFailed, KbUnavailable, ToolRefused
 from sextant.agent.workspaces import LimitReached, WorkspaceBook
+from sextant.contract.meta import REQUEST_ID_META, WORKSPACE_META
+from sextant.contract.tools import KB_SEARCH
+from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.llm.chat import Usage
 from sextant.llm.scripted import ScriptedTurn, search_call
-from tests.agent.app_client import DOSE, READY, ClientFor, agent_state, quoted, scripted, spent_already
+from tests.agent.app_client import (
+    DOSE,
+    READY,
+    TOPICS,
+    ClientFor,
+    add,
+    agent_state,
+    new_workspace,
+    open_workspace_app,
+    parse_sse,
+    quoted,
+    scripted,
+    spent_already,
+)
 
 
 def test_the_rate_limit_answers_429_but_never_on_health(client_for: Any) -> None:
@@ -131,3 +151,57 @@ def test_a_limit_reached_is_refused_with_its_setting_and_when_to_retry() -> None
     assert (refused.status_code, refused.headers) == (429, {"Retry-After": "120"})
     assert "SEXTANT_DAILY_UPLOADS" in refused.detail and "50" in refused.detail
     assert refusal(exc, status=409).headers is None
+
+
+class SearchesMeet:
+    """Middleware on the real knowledge-base server, where the agent's calls cross into it: it keeps the tool,
+    workspace and request id each ``tools/call`` arrives with, and holds each search until ``questions`` searches
+    have arrived, so the questions are in flight at once (asked one after another, they would time out here)."""
+
+    def __init__(self, questions: int) -> None:
+        self.received: list[tuple[str, str | None, str | None]] = []
+        self.searching = asyncio.Barrier(questions)
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method == "tools/call":
+            params = ctx.params or {}
+            meta = params.get("_meta") or {}
+            self.received.append((params["name"], meta.get(WORKSPACE_META), meta.get(REQUEST_ID_META)))
+            if params["name"] == KB_SEARCH:
+                async with asyncio.timeout(30):
+                    await self.searching.wait()
+        return await call_next(ctx)
+
+
+@pytest.mark.slow
+def test_two_workspaces_streaming_at_once_each_search_and_cite_only_their_own_store(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    meet = SearchesMeet(questions=2)
+    holds = {"alice": "espresso", "bob": "bees"}
+    question = f"{TOPICS['espresso']} {TOPICS['bees']}"  # either store would answer it
+    with open_workspace_app(kb, tmp_path, server_middleware=[meet]) as client:
+        auth = {name: new_workspace(client) for name in holds}
+        for name, doc_id in holds.items():
+            add(client, auth[name], doc_id)
+        book = agent_state(client).workspaces
+        assert book is not None
+        workspace = {name: book.resolve(auth[name]["Authorization"].removeprefix("Bearer ")) for name in holds}
+
+        def stream(name: str) -> list[tuple[str, dict[str, Any]]]:
+            headers = {**auth[name], "X-Request-ID": f"{name}-question"}
+            with client.stream("POST", "/query/stream", json={"question": question}, headers=headers) as response:
+                assert response.status_code == 200
+                return parse_sse("".join(response.iter_text()))
+
+        with ThreadPoolExecutor(len(holds)) as pool:
+            frames = dict(zip(holds, pool.map(stream, holds), strict=True))
+
+    for name, doc_id in holds.items():
+        events = dict(frames[name])
+        assert "error" not in events and events["done"]["request_id"] == f"{name}-question"
+        assert {p["document_id"] for p in events["sources"]["passages"]} == {doc_id}
+        cited = {e["label"] for s in events["answer"]["statements"] for e in s["evidence"]}
+        assert cited and cited <= {p["label"] for p in events["sources"]["passages"]}
+    searched = {(ws, rid) for tool, ws, rid in meet.received if tool == KB_SEARCH}
+    assert searched == {(workspace[name].id, f"{name}-question") for name in holds}  # type: ignore[union-attr]

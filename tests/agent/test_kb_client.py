@@ -16,20 +16,22 @@ from mcp_types import INTERNAL_ERROR, ImageContent, ToolAnnotations
 
 from sextant.agent.kb_client import (
     OFFERED_TO_MODEL,
+    SHARED_STORE,
     KbClient,
     KbContractBroken,
     KbFailed,
     KbNotFound,
+    KbScope,
     KbUnavailable,
+    ScopedKb,
     ToolOutcome,
     ToolRefused,
-    TypedCalls,
-    current_workspace,
     stdio_server,
 )
 from sextant.contract.tools import KB_INGEST, KB_LIST, KB_PAGE_IMAGE, KB_UPLOAD, IngestDocument
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.server import create_server
+from sextant.llm.chat import ToolSpec
 
 PAGE = {
     "document_id": "manual",
@@ -44,50 +46,64 @@ PAGE = {
 PNG = b"\x89PNG\r\n\x1a\n-not-a-real-image"
 
 
-class Answering(TypedCalls):
+class AnsweringConnection:
+    """A test double of the connection to the knowledge-base process: every call answered with one outcome; it
+    offers the model nothing and holds no documents to read."""
+
     def __init__(self, outcome: ToolOutcome) -> None:
         self.outcome = outcome
 
-    async def call(self, name: str, arguments: dict[str, Any], request_id: str | None = None) -> ToolOutcome:
+    def offered(self) -> list[ToolSpec]:
+        return []
+
+    async def call(self, name: str, arguments: dict[str, Any], scope: KbScope) -> ToolOutcome:
         return self.outcome
 
+    async def read(self, uri: str, scope: KbScope) -> str:
+        raise KbNotFound(uri)
 
-class Recording(Answering):
-    """Typed calls answered with one outcome, each call's tool, arguments and request id kept."""
+
+class RecordingConnection(AnsweringConnection):
+    """The answering double, each call's tool, arguments and request id kept."""
 
     def __init__(self, outcome: ToolOutcome) -> None:
         super().__init__(outcome)
         self.calls: list[tuple[str, dict[str, Any], str | None]] = []
 
-    async def call(self, name: str, arguments: dict[str, Any], request_id: str | None = None) -> ToolOutcome:
-        self.calls.append((name, arguments, request_id))
+    async def call(self, name: str, arguments: dict[str, Any], scope: KbScope) -> ToolOutcome:
+        self.calls.append((name, arguments, scope.request_id))
         return self.outcome
+
+
+def answering(outcome: ToolOutcome) -> ScopedKb:
+    """Typed calls over the answering double."""
+    return ScopedKb(AnsweringConnection(outcome), SHARED_STORE)
 
 
 async def test_a_result_outside_the_contract_is_an_error_naming_the_tool_never_a_silent_none() -> None:
     renamed = {"documents": [{"id": "manual", "name": "Espresso manual"}]}
     with pytest.raises(KbContractBroken, match=r"kb_list's result does not match sextant\.contract"):
-        await Answering(ToolOutcome(ok=True, structured=renamed, text="")).list_documents()
+        await answering(ToolOutcome(ok=True, structured=renamed, text="")).list_documents()
     with pytest.raises(KbContractBroken, match="kb_list answered without a structured result"):
-        await Answering(ToolOutcome(ok=True, structured=None, text="")).list_documents()
+        await answering(ToolOutcome(ok=True, structured=None, text="")).list_documents()
 
 
 async def test_a_tool_s_refusal_is_raised_with_its_words() -> None:
     with pytest.raises(ToolRefused, match="no document with id 'gone'") as refused:
-        await Answering(ToolOutcome(ok=False, structured=None, text="no document with id 'gone'")).list_documents()
+        await answering(ToolOutcome(ok=False, structured=None, text="no document with id 'gone'")).list_documents()
     assert refused.value.tool == KB_LIST
 
 
 async def test_a_refusal_without_words_still_names_its_tool() -> None:
     with pytest.raises(ToolRefused, match=r"^kb_list failed$"):
-        await Answering(ToolOutcome(ok=False, structured=None, text="")).list_documents()
+        await answering(ToolOutcome(ok=False, structured=None, text="")).list_documents()
 
 
 async def test_ingest_sends_only_the_fields_given_and_upload_sends_the_bytes_as_base64() -> None:
-    kb = Recording(ToolOutcome(ok=True, structured={"results": []}, text=""))
-    await kb.ingest([IngestDocument(id="a", title="A", content="text")], "req-1")
-    await kb.upload("notes.md", b"# Notes\x00\xff", "req-2")
-    (ingest, ingest_args, ingest_id), (upload, upload_args, upload_id) = kb.calls
+    connection = RecordingConnection(ToolOutcome(ok=True, structured={"results": []}, text=""))
+    await ScopedKb(connection, KbScope(request_id="req-1")).ingest([IngestDocument(id="a", title="A", content="text")])
+    await ScopedKb(connection, KbScope(request_id="req-2")).upload("notes.md", b"# Notes\x00\xff")
+    (ingest, ingest_args, ingest_id), (upload, upload_args, upload_id) = connection.calls
     assert (ingest, ingest_id, upload, upload_id) == (KB_INGEST, "req-1", KB_UPLOAD, "req-2")
     assert ingest_args == {"documents": [{"id": "a", "title": "A", "content": "text", "source": ""}]}
     assert upload_args["filename"] == "notes.md"
@@ -98,15 +114,15 @@ async def test_ingest_sends_only_the_fields_given_and_upload_sends_the_bytes_as_
 async def test_a_page_image_is_asked_with_a_quote_only_when_there_are_words_to_highlight(
     quote: str | None, sent: str | None
 ) -> None:
-    kb = Recording(ToolOutcome(ok=True, structured=PAGE, text="", images=[("image/png", PNG)]))
-    drawn, png = await kb.page_image("manual", 2, quote)
-    [(name, arguments, _)] = kb.calls
+    connection = RecordingConnection(ToolOutcome(ok=True, structured=PAGE, text="", images=[("image/png", PNG)]))
+    drawn, png = await ScopedKb(connection, SHARED_STORE).page_image("manual", 2, quote)
+    [(name, arguments, _)] = connection.calls
     assert name == KB_PAGE_IMAGE and arguments.get("quote") == sent
     assert (drawn.page, drawn.matched, png) == (2, "no_quote", PNG)
 
 
 async def test_a_page_image_answer_without_a_png_reads_as_none() -> None:
-    kb = Answering(ToolOutcome(ok=True, structured=PAGE, text="", images=[("image/jpeg", b"\xff\xd8")]))
+    kb = answering(ToolOutcome(ok=True, structured=PAGE, text="", images=[("image/jpeg", b"\xff\xd8")]))
     assert (await kb.page_image("manual", 2, None))[1] is None
 
 
@@ -123,31 +139,28 @@ async def test_only_the_read_tools_named_for_the_model_are_offered_to_it(kb: Kno
 async def test_a_tool_the_server_does_not_have_is_unavailable_not_refused(kb: KnowledgeBase) -> None:
     async with KbClient(create_server(kb)) as client:
         with pytest.raises(KbUnavailable, match="the knowledge base has no tool 'kb_translate'"):
-            await client.call("kb_translate", {})
+            await client.call("kb_translate", {}, SHARED_STORE)
 
 
 @pytest.mark.slow
-async def test_every_call_is_scoped_to_the_workspace_of_the_request_being_served(kb: KnowledgeBase) -> None:
-    mine, theirs = "a1" * 8, "b2" * 8
+async def test_every_call_is_scoped_to_the_workspace_it_is_bound_to(kb: KnowledgeBase) -> None:
     async with KbClient(create_server(kb)) as client:
-        token = current_workspace.set(mine)
-        try:
-            await client.ingest([IngestDocument(id="mine", title="Mine", content="Grind finer for espresso.")])
-            assert [d.id for d in (await client.list_documents()).documents] == ["mine"]
-            current_workspace.set(theirs)
-            assert (await client.list_documents()).documents == []
-        finally:
-            current_workspace.reset(token)
-        assert (await client.list_documents()).documents == []  # the shared store never saw it
+        mine, theirs = ScopedKb(client, KbScope("a1" * 8)), ScopedKb(client, KbScope("b2" * 8))
+        await mine.ingest([IngestDocument(id="mine", title="Mine", content="Grind finer for espresso.")])
+        assert [d.id for d in (await mine.list_documents()).documents] == ["mine"]
+        assert (await theirs.list_documents()).documents == []
+        shared = ScopedKb(client, SHARED_STORE)
+        assert (await shared.list_documents()).documents == []  # the shared store never saw it
 
 
 @pytest.mark.slow
 async def test_a_resource_is_read_afresh_after_its_document_is_replaced(kb: KnowledgeBase) -> None:
     async with KbClient(create_server(kb)) as client:
-        await client.ingest([IngestDocument(id="note", title="Note", content="The first version.")])
-        assert "The first version." in await client.read("kb://documents/note")
-        await client.ingest([IngestDocument(id="note", title="Note", content="The second version.")])
-        again = await client.read("kb://documents/note")
+        shared = ScopedKb(client, SHARED_STORE)
+        await shared.ingest([IngestDocument(id="note", title="Note", content="The first version.")])
+        assert "The first version." in await shared.read("kb://documents/note")
+        await shared.ingest([IngestDocument(id="note", title="Note", content="The second version.")])
+        again = await shared.read("kb://documents/note")
     assert "The second version." in again and "first" not in again
 
 
@@ -160,7 +173,7 @@ async def test_an_image_that_is_not_base64_is_the_knowledge_base_failing_not_a_p
 
     async with KbClient(server) as client:
         with pytest.raises(KbContractBroken, match="the knowledge base sent an image that is not base64"):
-            await client.call(KB_PAGE_IMAGE, {})
+            await client.call(KB_PAGE_IMAGE, {}, SHARED_STORE)
 
 
 async def test_a_knowledge_base_that_fails_a_call_is_failed_not_unavailable_and_a_missing_page_is_not_found(
@@ -182,13 +195,13 @@ async def test_a_knowledge_base_that_fails_a_call_is_failed_not_unavailable_and_
 
     async with KbClient(server) as client:
         with caplog.at_level(logging.ERROR), pytest.raises(KbFailed, match="store: it is gone") as failed:
-            await client.call("kb_search", {"query": "tea"})
+            await client.call("kb_search", {"query": "tea"}, SHARED_STORE)
         assert not isinstance(failed.value, KbUnavailable)
         assert "kb_search failed in the knowledge base" in caplog.text
         with pytest.raises(KbNotFound, match="no document with id 'missing'"):
-            await client.read("kb://documents/missing")
+            await client.read("kb://documents/missing", SHARED_STORE)
         with pytest.raises(KbFailed, match="reading kb://documents/broken failed"):
-            await client.read("kb://documents/broken")
+            await client.read("kb://documents/broken", SHARED_STORE)
 
 
 def test_a_configured_command_is_split_into_the_program_and_its_arguments() -> None:

@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from sextant.agent import kb_supervisor
 from sextant.agent.app import create_app
 from sextant.agent.budget import DailyBudget
-from sextant.agent.kb_client import KbUnavailable, stdio_server
+from sextant.agent.kb_client import SHARED_STORE, KbUnavailable, stdio_server
 from sextant.agent.kb_supervisor import KbSupervisor
 from sextant.llm.chat import ChatEvent, ChatRequest
 from sextant.llm.factory import ModelChoice
@@ -150,20 +150,20 @@ def test_a_question_in_flight_when_the_knowledge_base_dies_fails_without_an_answ
 async def test_a_hung_knowledge_base_is_reported_at_once_and_restarted_after_the_grace(store: Path) -> None:
     server = stdio_server(None, [])
     async with KbSupervisor(server, restart_hung_after_s=2.0) as kb:
-        assert kb.connected and (await kb.call("kb_stats", {})).ok
+        assert kb.connected and (await kb.call("kb_stats", {}, SHARED_STORE)).ok
         hung = await asyncio.to_thread(kb_process)
         hung.send_signal(signal.SIGSTOP)
         try:
             await asyncio.to_thread(wait_for, lambda: not kb.connected)
             assert "stopped answering" in (kb.reason or "")
             with pytest.raises(KbUnavailable, match="stopped answering"):
-                await kb.call("kb_stats", {})
+                await kb.call("kb_stats", {}, SHARED_STORE)
             await asyncio.to_thread(wait_for, lambda: kb.restarts == 1 and kb.connected)
         finally:
             if hung.is_running():
                 os.kill(hung.pid, signal.SIGKILL)
         assert not hung.is_running() or hung.status() == psutil.STATUS_ZOMBIE
-        assert (await kb.call("kb_stats", {})).ok
+        assert (await kb.call("kb_stats", {}, SHARED_STORE)).ok
 
 
 async def test_a_knowledge_base_that_cannot_start_fails_the_first_start_loudly(store: Path) -> None:

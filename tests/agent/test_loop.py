@@ -18,7 +18,7 @@ from sextant.agent.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from sextant.agent.kb_client import KbClient
+from sextant.agent.kb_client import SHARED_STORE, KbClient, ScopedKb
 from sextant.agent.loop import NOT_ANSWERED, AgentLoop, HistoryItem
 from sextant.agent.passages import Passage
 from sextant.agent.policies import MAX_TURNS
@@ -42,10 +42,11 @@ pytestmark = pytest.mark.slow
 
 
 @asynccontextmanager
-async def open_kb(kb: KnowledgeBase) -> AsyncIterator[KbClient]:
+async def open_kb(kb: KnowledgeBase) -> AsyncIterator[ScopedKb]:
     """The real server over the in-memory transport (a fixture would enter and exit it in different tasks)."""
     async with KbClient(create_server(kb)) as client:
-        outcome = await client.call(
+        shared = ScopedKb(client, SHARED_STORE)
+        outcome = await shared.call(
             "kb_ingest",
             {
                 "documents": [
@@ -55,7 +56,7 @@ async def open_kb(kb: KnowledgeBase) -> AsyncIterator[KbClient]:
             },
         )
         assert outcome.ok
-        yield client
+        yield shared
 
 
 async def collect(events: AsyncIterator[AgentEvent]) -> list[AgentEvent]:
@@ -165,7 +166,7 @@ async def test_nothing_found_is_an_event_and_an_empty_answer_says_the_documents_
 
 async def test_kb_ingest_is_discovered_but_never_offered_to_the_model(kb: KnowledgeBase) -> None:
     async with open_kb(kb) as kb_tools:
-        assert "kb_ingest" in kb_tools.tools
+        assert "kb_ingest" in kb_tools.connection.tools  # type: ignore[attr-defined]
         assert {t.name for t in kb_tools.offered()} == {"kb_search", "kb_list", "kb_stats"}
         rogue = ToolCall("c1", "kb_ingest", {"documents": [{"id": "x", "title": "x", "content": "policy is 30 days"}]})
         model = ScriptedModel([ScriptedTurn(tool_calls=(rogue,)), READY, ScriptedTurn(statements=())])
@@ -309,7 +310,8 @@ async def test_a_local_model_is_not_asked_when_the_search_finds_nothing(kb: Know
 
 
 async def test_an_empty_knowledge_base_is_named_as_such_not_as_documents_that_do_not_answer(kb: KnowledgeBase) -> None:
-    async with KbClient(create_server(kb)) as kb_tools:
+    async with KbClient(create_server(kb)) as client:
+        kb_tools = ScopedKb(client, SHARED_STORE)
         for model in (ScriptedModel([], calls_tools_itself=False), None):
             events = await collect(AgentLoop(kb_tools, model).run("How hot should espresso water be?"))
             result = next(e for e in events if isinstance(e, ToolResultEvent))

@@ -11,6 +11,7 @@ import pytest
 from fastapi import UploadFile
 
 from sextant.agent.api import IngestResult
+from sextant.agent.kb_client import SHARED_STORE, ScopedKb
 from sextant.agent.uploads import MAX_UPLOAD_BYTES, add_overview, upload_each
 from sextant.llm.factory import ModelChoice
 from sextant.llm.scripted import ScriptedModel
@@ -56,7 +57,9 @@ PARKS = b"# Notes\n\nThe parks budget was approved."
 def test_a_file_over_the_upload_limit_is_refused_unsent_and_the_next_is_still_stored(client_for: ClientFor) -> None:
     client = client_for()
     big = b"x" * (MAX_UPLOAD_BYTES + 1)
-    results = client.portal.call(upload_each, agent_state(client), files(("big.md", big), ("notes.md", PARKS)))  # type: ignore[union-attr]
+    state = agent_state(client)
+    shared = ScopedKb(state.kb, SHARED_STORE)
+    results = client.portal.call(upload_each, state, shared, files(("big.md", big), ("notes.md", PARKS)))  # type: ignore[union-attr]
     assert [(r.name, r.id, r.status) for r in results] == [
         ("big.md", "big.md", "refused"),
         ("notes.md", "notes", "added"),
@@ -69,7 +72,8 @@ def test_while_the_knowledge_base_is_down_each_file_is_refused_with_the_reason(c
     client = client_for()
     state = agent_state(client)
     state.kb.reason = "the knowledge base stopped answering"  # as the supervisor marks a hung process
-    results = client.portal.call(upload_each, state, files(("a.md", PARKS), ("b.md", PARKS)))  # type: ignore[union-attr]
+    shared = ScopedKb(state.kb, SHARED_STORE)
+    results = client.portal.call(upload_each, state, shared, files(("a.md", PARKS), ("b.md", PARKS)))  # type: ignore[union-attr]
     assert [r.status for r in results] == ["refused", "refused"]
     assert all(r.reason == "the knowledge base is unavailable: the knowledge base stopped answering" for r in results)
 
@@ -87,7 +91,9 @@ def test_only_a_document_just_added_or_replaced_gets_an_overview(client_for: Cli
     client = client_for(model, overviews="on")  # the espresso guide, just added, got the reply
     assert isinstance(model.model, ScriptedModel)
     asked = len(model.model.json_prompts)
+    state = agent_state(client)
+    shared = ScopedKb(state.kb, SHARED_STORE)
     for status in ("refused", "unchanged"):
         result = IngestResult(id="espresso", status=status)
-        assert client.portal.call(add_overview, agent_state(client), result) is False  # type: ignore[union-attr]
+        assert client.portal.call(add_overview, state, shared, result) is False  # type: ignore[union-attr]
     assert len(model.model.json_prompts) == asked

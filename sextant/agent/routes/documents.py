@@ -4,25 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, File, HTTPException, Query, Response, UploadFile
+from fastapi import APIRouter, File, HTTPException, Query, Response, UploadFile
 from fastapi import Path as PathParam
 
 from sextant.agent.api import DocumentsResponse, IngestRequest, IngestResponse, IngestResult, PageText
-from sextant.agent.deps import (
-    Answering,
-    Limited,
-    Scoped,
-    State,
-    ingest_allowed,
-    kb_down,
-    kb_errors,
-    kb_failed,
-    workspace_scope,
-)
+from sextant.agent.deps import Answering, Kb, Limited, Scoped, State, ingest_allowed, kb_down, kb_errors, kb_failed
 from sextant.agent.kb_client import KbFailed, KbNotFound, KbUnavailable, ToolRefused
 from sextant.agent.uploads import MAX_UPLOAD_BYTES, MAX_UPLOAD_FILES, add_overview, upload_each
 from sextant.contract.meta import NO_PAGE_IMAGE
-from sextant.logs import request_id as current_request_id
 
 router = APIRouter()
 
@@ -31,18 +20,18 @@ PageNumber = Annotated[int, PathParam(ge=1, le=100_000)]
 
 
 @router.post("/ingest", dependencies=[Limited, Answering])
-async def ingest(body: IngestRequest, state: State, workspace: Scoped) -> IngestResponse:
+async def ingest(body: IngestRequest, state: State, workspace: Scoped, kb: Kb) -> IngestResponse:
     """Add text documents (Markdown is understood); re-using an id replaces that document."""
     async with state.writer(workspace):
-        await ingest_allowed(state, workspace, len({d.id for d in body.documents}))
+        await ingest_allowed(state, kb, len({d.id for d in body.documents}))
         with kb_errors():
-            report = await state.kb.ingest(body.documents, current_request_id.get())
+            report = await kb.ingest(body.documents)
     if state.uploads_today is not None:
         state.uploads_today.add(len(body.documents))
     results = [IngestResult.of(outcome) for outcome in report.results]
     for result in results:
-        result.overview = await add_overview(state, result)
-    return IngestResponse(request_id=current_request_id.get() or "", results=results)
+        result.overview = await add_overview(state, kb, result)
+    return IngestResponse(request_id=kb.scope.request_id or "", results=results)
 
 
 @router.post(
@@ -55,35 +44,36 @@ async def upload(
     ],
     state: State,
     workspace: Scoped,
+    kb: Kb,
 ) -> IngestResponse:
     """Upload files; each is parsed on the server by the knowledge base's loaders, page numbers kept."""
     if len(files) > MAX_UPLOAD_FILES:
         raise HTTPException(413, f"at most {MAX_UPLOAD_FILES} files per upload")
     async with state.writer(workspace):
-        await ingest_allowed(state, workspace, len(files))
+        await ingest_allowed(state, kb, len(files))
         if state.uploads_today is not None:
             state.uploads_today.add(len(files))
-        results = await upload_each(state, files)
+        results = await upload_each(state, kb, files)
     if all(r.status == "refused" for r in results):
         # Nothing was stored: a client that checks only the status must see the refusal and its reasons.
         status = 503 if not state.kb.connected else 422
         raise HTTPException(status, "; ".join(f"{r.name}: {r.reason}" for r in results))
-    return IngestResponse(request_id=current_request_id.get() or "", results=results)
+    return IngestResponse(request_id=kb.scope.request_id or "", results=results)
 
 
-@router.get("/documents", dependencies=[Depends(workspace_scope)])
-async def documents(state: State) -> DocumentsResponse:
+@router.get("/documents")
+async def documents(kb: Kb) -> DocumentsResponse:
     """Every document in the knowledge base."""
     with kb_errors():
-        listed = await state.kb.list_documents(current_request_id.get())
+        listed = await kb.list_documents()
     return DocumentsResponse.model_validate(listed.model_dump())
 
 
-@router.get("/documents/{doc_id}/pages/{number}", dependencies=[Depends(workspace_scope)])
-async def page(doc_id: DocumentId, number: PageNumber, state: State) -> PageText:
+@router.get("/documents/{doc_id}/pages/{number}")
+async def page(doc_id: DocumentId, number: PageNumber, kb: Kb) -> PageText:
     """The text of one page of a document, for reading around a cited passage."""
     try:
-        text = await state.kb.read(f"kb://documents/{doc_id}/pages/{number}")
+        text = await kb.read(f"kb://documents/{doc_id}/pages/{number}")
     except KbNotFound as exc:
         raise HTTPException(404, str(exc)) from exc
     except KbUnavailable as exc:
@@ -95,7 +85,6 @@ async def page(doc_id: DocumentId, number: PageNumber, state: State) -> PageText
 
 @router.get(
     "/documents/{doc_id}/pages/{number}/image",
-    dependencies=[Depends(workspace_scope)],
     response_class=Response,
     responses={
         200: {
@@ -113,7 +102,7 @@ async def page(doc_id: DocumentId, number: PageNumber, state: State) -> PageText
 async def page_image(
     doc_id: DocumentId,
     number: PageNumber,
-    state: State,
+    kb: Kb,
     quote: Annotated[str | None, Query(max_length=2000, description="Words to highlight on the page.")] = None,
 ) -> Response:
     """A page of a PDF as it looks (PNG), with the quoted words highlighted where they are found on it.
@@ -123,7 +112,7 @@ async def page_image(
     base could not render it.
     """
     try:
-        drawn, png = await state.kb.page_image(doc_id, number, quote, current_request_id.get())
+        drawn, png = await kb.page_image(doc_id, number, quote)
     except KbUnavailable as exc:
         raise kb_down(exc) from exc
     except KbFailed as exc:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 
-from sextant.agent.deps import Limited, State, kb_errors, workspace_scope
+from sextant.agent.deps import Kb, Limited, State, kb_errors
 from sextant.agent.lab import CompareRequest, LabOverview, read_overview
 from sextant.contract.ann import AnnComparison
-from sextant.logs import request_id as current_request_id
 
 router = APIRouter()
 
@@ -18,8 +17,8 @@ async def lab(state: State) -> LabOverview:
     return read_overview(state.settings.lab_results_path())
 
 
-@router.post("/lab/compare", dependencies=[Limited, Depends(workspace_scope)])
-async def lab_compare(body: CompareRequest, state: State) -> AnnComparison:
+@router.post("/lab/compare", dependencies=[Limited])
+async def lab_compare(body: CompareRequest, kb: Kb) -> AnnComparison:
     """The same query through every index over this knowledge base's vectors, side by side (kb_ann_compare's result)."""
     with kb_errors():
-        return await state.kb.ann_compare(body.query, body.k, current_request_id.get())
+        return await kb.ann_compare(body.query, body.k)

@@ -11,7 +11,7 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from sextant.agent.answer_check import answer_check_for
 from sextant.agent.api import QueryRequest, QueryResponse
-from sextant.agent.deps import Answering, Asking, Budgeted, Limited, State, kb_down, kb_failed
+from sextant.agent.deps import Answering, Asking, Budgeted, Kb, Limited, State, kb_down, kb_failed
 from sextant.agent.events import (
     AgentEvent,
     AnswerEvent,
@@ -21,12 +21,11 @@ from sextant.agent.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from sextant.agent.kb_client import KbFailed, KbUnavailable
+from sextant.agent.kb_client import KbFailed, KbUnavailable, ScopedKb
 from sextant.agent.loop import AgentLoop, HistoryItem
 from sextant.agent.ops import TimedModel, TimedTools
 from sextant.agent.passages import Passage
 from sextant.agent.state import AgentState
-from sextant.logs import request_id as current_request_id
 
 log = logging.getLogger(__name__)
 
@@ -34,13 +33,13 @@ router = APIRouter(dependencies=[Limited, Answering, Budgeted, Asking])
 
 
 @router.post("/query")
-async def query(body: QueryRequest, state: State) -> QueryResponse:
+async def query(body: QueryRequest, state: State, kb: Kb) -> QueryResponse:
     """Answer a question; the whole answer at once."""
     sources: list[Passage] = list(body.passages)
     trace: list[ToolCallEvent | ToolResultEvent] = []
     answer: AnswerEvent | None = None
     try:
-        async for event in _run(state, body):
+        async for event in _run(state, kb, body):
             if isinstance(event, SourcesEvent):
                 sources = event.passages
             elif isinstance(event, ToolCallEvent | ToolResultEvent):
@@ -54,7 +53,7 @@ async def query(body: QueryRequest, state: State) -> QueryResponse:
     if answer is None:
         raise HTTPException(500, "the agent finished without an answer")
     return QueryResponse(
-        request_id=current_request_id.get() or "",
+        request_id=kb.scope.request_id or "",
         answer=answer.text,
         mode=answer.mode,
         model=answer.model,
@@ -79,12 +78,12 @@ async def query(body: QueryRequest, state: State) -> QueryResponse:
         }
     },
 )
-async def query_stream(body: QueryRequest, state: State) -> AsyncIterator[ServerSentEvent]:
+async def query_stream(body: QueryRequest, state: State, kb: Kb) -> AsyncIterator[ServerSentEvent]:
     """Answer a question as server-sent events: tool_call, tool_result, sources, token, citation, answer,
     done (or error, then done)."""
     started = time.perf_counter()
     try:
-        async for event in _run(state, body):
+        async for event in _run(state, kb, body):
             yield _frame(event)
     except KbUnavailable as exc:
         log.error("question failed: the knowledge base is unavailable: %s", exc)
@@ -96,7 +95,7 @@ async def query_stream(body: QueryRequest, state: State) -> AsyncIterator[Server
         log.exception("query failed")
         yield _frame(ErrorEvent(message=f"the answer failed: {exc}"))
     elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
-    yield _frame(DoneEvent(request_id=current_request_id.get() or "", elapsed_ms=elapsed_ms))
+    yield _frame(DoneEvent(request_id=kb.scope.request_id or "", elapsed_ms=elapsed_ms))
 
 
 def _frame(event: AgentEvent) -> ServerSentEvent:
@@ -104,19 +103,17 @@ def _frame(event: AgentEvent) -> ServerSentEvent:
     return ServerSentEvent(event=event.event, data=event)
 
 
-async def _run(state: AgentState, body: QueryRequest) -> AsyncIterator[AgentEvent]:
+async def _run(state: AgentState, kb: ScopedKb, body: QueryRequest) -> AsyncIterator[AgentEvent]:
     history = [HistoryItem(turn.role, turn.text) for turn in body.history]
-    async for event in _loop(state).run(
-        body.question, history=history, held=body.passages, request_id=current_request_id.get()
-    ):
+    async for event in _loop(state, kb).run(body.question, history=history, held=body.passages):
         if isinstance(event, AnswerEvent) and state.model is not None:
             state.model_reachable = event.mode == "model" or "could not be reached" not in event.reason
         yield event
 
 
-def _loop(state: AgentState) -> AgentLoop:
+def _loop(state: AgentState, kb: ScopedKb) -> AgentLoop:
     return AgentLoop.from_settings(
-        TimedTools(state.kb, state.metrics),
+        TimedTools(kb, state.metrics),
         TimedModel(state.model, state.metrics) if state.model is not None else None,
         state.settings,
         answer_check=answer_check_for(state.choice),
