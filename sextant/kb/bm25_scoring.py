@@ -1,7 +1,7 @@
-"""BM25 scoring variants and the bm25s score matrix they fill.
+"""BM25 scoring variants, computed as bm25s computes them.
 
 ``score(q, d) = Σ_{t in q} idf(t) · tf_part(t, d)``. Each variant is a small function citing its
-formula; ``score_matrix`` evaluates one over every (chunk, term) pair of a bag-of-words index.
+formula; ``term_scores`` evaluates one over the chunks holding a query term.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 
 # df: chunks containing the term, n: chunks, tf: count in the chunk, dl: chunk length, avgdl: mean dl.
 # The formulas are those of bm25s, written vectorised (Kamphuis et al., "Which BM25 Do You Mean?",
-# ECIR 2020). Operation order follows bm25s so the matrices agree to float32 rounding.
+# ECIR 2020). Operation order follows bm25s so the scores agree to float32 rounding.
 FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 
 
@@ -32,22 +32,28 @@ def idf_atire(df: FloatArray, n: int) -> FloatArray:
     return np.log(n / df)
 
 
-def tf_lucene(tf: FloatArray, dl: FloatArray, avgdl: float, k1: float, b: float) -> FloatArray:
-    """Lucene (and Robertson, in bm25s): tf / (tf + k1 * (1 - b + b * dl / avgdl)).
+def length_norm(dl: FloatArray, avgdl: float, k1: float, b: float) -> FloatArray:
+    """k1 * (1 - b + b * dl / avgdl): a chunk's length normalisation, the same for every term, so it is computed
+    once per chunk and average length rather than once per (term, chunk) pair."""
+    return k1 * ((1 - b) + b * dl / avgdl)
+
+
+def tf_lucene(tf: FloatArray, norm: FloatArray, k1: float) -> FloatArray:
+    """Lucene (and Robertson, in bm25s): tf / (tf + norm).
 
     The classic numerator factor (k1 + 1) is dropped, as Lucene 8+ and bm25s do: a constant factor
     leaves every ranking unchanged, so these scores are the textbook ones divided by (k1 + 1).
     """
-    return tf / (k1 * ((1 - b) + b * dl / avgdl) + tf)
+    return tf / (norm + tf)
 
 
-def tf_atire(tf: FloatArray, dl: FloatArray, avgdl: float, k1: float, b: float) -> FloatArray:
-    """ATIRE: tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))."""
-    return (tf * (k1 + 1)) / (tf + k1 * (1 - b + b * dl / avgdl))
+def tf_atire(tf: FloatArray, norm: FloatArray, k1: float) -> FloatArray:
+    """ATIRE: tf * (k1 + 1) / (tf + norm)."""
+    return (tf * (k1 + 1)) / (tf + norm)
 
 
 _Idf = Callable[[FloatArray, int], FloatArray]
-_Tf = Callable[[FloatArray, FloatArray, float, float, float], FloatArray]
+_Tf = Callable[[FloatArray, FloatArray, float], FloatArray]
 VARIANTS: dict[str, tuple[_Idf, _Tf]] = {
     "lucene": (idf_lucene, tf_lucene),
     "robertson": (idf_robertson, tf_lucene),
@@ -55,21 +61,16 @@ VARIANTS: dict[str, tuple[_Idf, _Tf]] = {
 }
 
 
-def score_matrix(
-    terms: np.ndarray, tfs: np.ndarray, offsets: np.ndarray, df: np.ndarray, method: str, k1: float, b: float
-) -> dict[str, Any]:
-    """The bm25s score matrix (CSC, chunks x terms) of the bags, in the dtypes bm25s builds."""
-    n_docs, n_terms = len(offsets) - 1, len(df)
-    pairs_per_doc = np.diff(offsets)
-    doc = np.repeat(np.arange(n_docs, dtype=np.int32), pairs_per_doc)  # (n_pairs,) row of each pair
-    dl = np.bincount(doc, weights=tfs, minlength=n_docs).astype(np.float64, copy=False)  # (n_docs,) lengths
-    avgdl = float(dl.mean())
-    idf_fn, tf_fn = VARIANTS[method]
-    idf = np.zeros(n_terms, dtype=np.float32)  # float32 like bm25s, and 0 for dead terms
+def idfs(df: np.ndarray, n: int, method: str) -> np.ndarray:
+    """Each term's idf among ``n`` chunks, in float32 as bm25s stores it, and 0 for a term in no chunk."""
+    idf = np.zeros(len(df), dtype=np.float32)
     seen = df > 0
-    idf[seen] = idf_fn(df[seen].astype(np.float64), n_docs)
-    score = idf[terms] * tf_fn(tfs.astype(np.float64), dl[doc], avgdl, k1, b)  # (n_pairs,) float64
-    order = np.argsort(terms, kind="stable")  # term-major; within a term rows stay ascending
-    indptr = np.zeros(n_terms + 1, dtype=np.int64)
-    np.cumsum(df, out=indptr[1:])
-    return {"data": score[order].astype(np.float32), "indices": doc[order], "indptr": indptr, "num_docs": n_docs}
+    idf[seen] = VARIANTS[method][0](df[seen].astype(np.float64), n)
+    return idf
+
+
+def term_scores(idf: np.ndarray, tfs: np.ndarray, norm: np.ndarray, method: str, k1: float) -> np.ndarray:
+    """Query terms' scores in chunks holding them: per (term, chunk) pair its term's ``idf``, its count and the
+    chunk's ``length_norm``, computed in float64 and stored in float32 as bm25s's eager matrix holds them, so
+    sums over a query agree with bm25s's."""
+    return (idf * VARIANTS[method][1](tfs.astype(np.float64), norm, k1)).astype(np.float32)

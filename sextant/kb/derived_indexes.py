@@ -211,8 +211,7 @@ class DerivedIndexes:
             return False
         started = time.perf_counter()
         reopened = moved and self.store.reload()
-        live = [cid for record in self.store.list_documents() for cid in record.chunk_ids()]
-        changed = self._follow(live)
+        changed = self._follow(self._live_ids())
         if changed or reopened:
             self.followed += 1
             log.info(
@@ -225,24 +224,26 @@ class DerivedIndexes:
         self._synced, self._seen = state, seen
         return changed
 
-    def _follow(self, live: list[str]) -> bool:
-        """Make the indexes hold exactly the ``live`` chunk ids: drop the others, fetch and add the missing."""
+    def _follow(self, live: list[str], *, ann: bool = True) -> bool:
+        """Make the indexes (BM25 alone, without ``ann``) hold exactly the ``live`` chunk ids: drop the others, fetch
+        and add the missing."""
+        follow_ann = self.ann if ann else None
         keep = set(live)
         in_lexical = set(self.lexical.ids())
-        in_ann = self.ann.ids() if self.ann is not None else keep
+        in_ann = follow_ann.ids() if follow_ann is not None else keep
         gone_lexical, gone_ann = in_lexical - keep, in_ann - keep
         missing = [cid for cid in live if cid not in in_lexical or cid not in in_ann]
         self.lexical.remove(gone_lexical)
-        if self.ann is not None:
-            self.ann.remove(list(gone_ann))
+        if follow_ann is not None:
+            follow_ann.remove(list(gone_ann))
         for lo in range(0, len(missing), FETCH_BATCH):
             # A chunk replaced since the listing is simply not found; the generation it moved shows next time.
-            chunks = self.store.get_chunks(missing[lo : lo + FETCH_BATCH], vectors=self.ann is not None)
+            chunks = self.store.get_chunks(missing[lo : lo + FETCH_BATCH], vectors=follow_ann is not None)
             lexical = [c for c in chunks if c.id not in in_lexical]
             self.lexical.add([c.id for c in lexical], self._lexical_texts(lexical))
             dense = [(c.id, c.vector) for c in chunks if c.id not in in_ann and c.vector is not None]
-            if self.ann is not None and dense:
-                self.ann.add([cid for cid, _ in dense], np.stack([v for _, v in dense]))
+            if follow_ann is not None and dense:
+                follow_ann.add([cid for cid, _ in dense], np.stack([v for _, v in dense]))
         return bool(gone_lexical or gone_ann or missing)
 
     # --- rebuilding -----------------------------------------------------------------------------
@@ -250,10 +251,18 @@ class DerivedIndexes:
     def _sync_lexical(self) -> None:
         if self.lexical.generation == self.store.generation and len(self.lexical) == self.store.chunk_count():
             return
-        log.info("rebuilding the BM25 index from the store (%d chunks)", self.store.chunk_count())
-        self.lexical.clear()
-        for chunks in self.store.iter_chunks():
-            self.lexical.add([c.id for c in chunks], self._lexical_texts(chunks))
+        started = time.perf_counter()
+        if len(self.lexical):
+            # Behind or ahead of the store (a crash between the store's write and the cache's save; another process
+            # saved what it had followed): follow by chunk id as a refresh does, tokenizing only what differs.
+            self._follow(self._live_ids(), ann=False)
+            how = "brought the BM25 index up to date with"
+        else:
+            self.lexical.clear()
+            for chunks in self.store.iter_chunks():
+                self.lexical.add([c.id for c in chunks], self._lexical_texts(chunks))
+            how = "rebuilt the BM25 index from"
+        log.info("%s the store (%d chunks) in %.1f s", how, len(self.lexical), time.perf_counter() - started)
         self.lexical.save(generation=self.store.generation)
 
     def _sync_ann(self) -> None:
@@ -267,7 +276,7 @@ class DerivedIndexes:
 
     def chunk_vectors(self, batch: int = 1000) -> tuple[list[str], npt.NDArray[np.float32]]:
         """Every live chunk id in the store and its vector (rows in the same order)."""
-        ids = [cid for record in self.store.list_documents() for cid in record.chunk_ids()]
+        ids = self._live_ids()
         vectors = np.zeros((len(ids), self.store.dim), np.float32)
         found: list[str] = []
         for lo in range(0, len(ids), batch):
@@ -276,6 +285,10 @@ class DerivedIndexes:
                 vectors[len(found)] = chunk.vector
                 found.append(chunk.id)
         return found, vectors[: len(found)]
+
+    def _live_ids(self) -> list[str]:
+        """The chunk ids of every document record, the store's commit point (chunks not yet committed excluded)."""
+        return [cid for record in self.store.list_documents() for cid in record.chunk_ids()]
 
     def _lexical_texts(self, chunks: Iterable[StoredChunk]) -> list[str]:
         return [index_text(c.text, c.meta, self.policy.lexical_context) for c in chunks]

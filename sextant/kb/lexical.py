@@ -1,59 +1,53 @@
 """BM25 (Robertson & Zaragoza, "The Probabilistic Relevance Framework", 2009): the lexical half of search.
 
-Eager scoring as in `bm25s` (Lù, "BM25S: Orders of magnitude faster lexical search via eager sparse
-scoring", 2024): every (term, chunk) score is computed ahead of time into a sparse term-major (CSC)
-matrix, so a query is a sum of a few columns. The matrix is built vectorised from the variant
-functions in ``bm25_scoring`` (the tests check it against bm25s's own ``index()`` and against
-rank-bm25); a ``bm25s.BM25`` holds it and scores the queries.
-
-The index is incremental: each chunk is tokenized once, on ``add``, into a bag of words (term ids
-and their counts), and the bags are what is persisted. BM25's idf and average length are global,
-so any change invalidates every score; the matrix is rebuilt from the stored bags (vectorised, no
-re-tokenizing) lazily, on the first search after a change.
+Each chunk is tokenized once, on ``add``, into a bag of words (term ids and their counts). Bags live in
+immutable segments (``lexical_segments``): an ``add`` makes a small one, a removal marks a row dead, and
+trailing segments of similar size are merged, so a write costs what it changed and a save writes only new
+segments. BM25's idf and average length are global, so nothing score-like is stored: a query scores the
+postings of its few terms, with idf and length normalisation from the live totals, which every change keeps
+up to date. The arithmetic is bm25s's (Lù, "BM25S", 2024) term for term and in its float32, so the scores are
+the ones its eager matrix would hold (the tests check against bm25s and rank-bm25). learning/scale.md has the
+measurements that chose this over rebuilding bm25s's matrix at every change.
 
 On-disk layout (a directory; never pickle)::
 
-    manifest.json            commit point, replaced atomically: format, version, generation, snapshot
-    snap-<generation>-<hex>/ one complete snapshot, written before the manifest names it
-      ids.json               chunk ids in row order
-      vocab.json             stemmed terms in term-id order
-      bag_offsets.npy        int64 (n_docs + 1,): chunk i's pairs are [offsets[i], offsets[i + 1])
-      bag_terms.npy          int32 (n_pairs,): term ids, ascending within each chunk
-      bag_tfs.npy            int32 (n_pairs,): term frequency of each pair
-      bm25s/                 bm25s ``BM25.save``: the score matrix as CSC .npy arrays + JSON params
+    manifest.json   commit point, replaced atomically: format, version, generation, tokenizer, and the
+                    segments in order, each with its dead rows
+    seg-<hex>/      one segment, written once and never changed (``Segment.save``); memory-mapped when opened
 
 Keeping it in step with the store: ``generation`` grows by one on every change and is saved in the
-manifest. Either record ``index.generation`` (read after the change) in the same transaction as the
-store's change, or stamp the index with the store's own counter, ``index.save(generation=g)``. At
-start, if ``LexicalIndex.open(...).generation`` differs from the store's value (a crash between the
-two writes, or a missing, corrupt or foreign-version directory, which opens empty at generation 0
-with ``load_problem`` set), rebuild::
+manifest; stamp it with the store's own counter, ``index.save(generation=g)``. At start, if
+``LexicalIndex.open(...).generation`` differs from the store's (a crash between the two writes; a missing,
+corrupt or foreign-version directory opens empty at generation 0 with ``load_problem`` set), drop and add
+the chunks that differ, or rebuild: ``index.clear(); index.add(ids, texts); index.save(generation=g)``.
 
-    index.clear(); index.add(all_chunk_ids, all_chunk_texts); index.save(generation=g)
-
-One writer at a time (one process); reads and writes from several threads are safe.
+One writer at a time per index object; reads and writes from several threads are safe. Several processes
+may save into one directory: a save removes only the segment folders that this process saw replaced (and
+leftovers older than an hour), so another process's newer segments are never taken from under its manifest.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import os
 import re
-import secrets
 import shutil
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
-import bm25s
 import numpy as np
 
 from sextant.kb.analyzer import TOKENIZER, content_words, matched_terms, stem_words, tokenize
-from sextant.kb.bm25_scoring import VARIANTS, score_matrix
+from sextant.kb.bm25_scoring import VARIANTS, idfs, length_norm, term_scores
+from sextant.kb.durable import fsync_dir, fsync_tree, write_json
+from sextant.kb.lexical_segments import CorruptSegment, Segment, merge, renumbered
 
 __all__ = ["METHODS", "LexicalHit", "LexicalIndex", "Method"]
 
@@ -63,9 +57,16 @@ Method = Literal["lucene", "robertson", "atire"]
 METHODS: tuple[Method, ...] = ("lucene", "robertson", "atire")
 
 FORMAT = "sextant.lexical"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _MANIFEST = "manifest.json"
-_SNAPSHOT_NAME = re.compile(r"snap-\d+-[0-9a-f]+")
+_SEGMENT_NAME = re.compile(r"seg-[0-9a-f]{16}")
+_V1_SNAPSHOT_NAME = re.compile(r"snap-\d+-[0-9a-f]+")
+# Trailing segments merge while the older one is at most this many times the newer: segment sizes then fall
+# by more than half from one to the next, so there are at most ~log2(chunks) of them and each (chunk, term)
+# pair is rewritten ~log2(chunks) times over the index's life (Bentley & Saxe's logarithmic method).
+MERGE_RATIO = 2
+# A folder of another process's save that no manifest names after this long is a crashed save's leftover.
+_ORPHAN_AGE_S = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,30 +78,12 @@ class LexicalHit:
     rank: int
 
 
-@dataclass(frozen=True, slots=True)
-class _Built:
-    """An immutable view for searching: the bm25s retriever and the ids/vocab it was built from."""
-
-    bm25: Any  # bm25s.BM25, its `scores` set to our matrix
-    ids: tuple[str, ...]
-    rows: dict[str, int]
-    vocab: dict[str, int]
-
-
-def _scores(built: _Built | None, query: str) -> np.ndarray | None:
-    """Every chunk's BM25 score for ``query`` (row order), or None when no query word is indexed."""
-    if built is None:
-        return None
-    query_ids = [built.vocab[t] for t in tokenize(query) if t in built.vocab]
-    return built.bm25.get_scores_from_ids(query_ids) if query_ids else None  # (n_docs,) float32
-
-
 class _Corrupt(Exception):
     """The on-disk index cannot be used as it is."""
 
 
 class LexicalIndex:
-    """A BM25 index of chunks by id: incremental ``add``/``remove``, persistent, searched with bm25s."""
+    """A BM25 index of chunks by id: incremental ``add``/``remove``, persistent, scored as bm25s scores."""
 
     def __init__(
         self, directory: Path | None = None, *, k1: float = 1.5, b: float = 0.75, method: Method = "lucene"
@@ -120,17 +103,20 @@ class LexicalIndex:
         self._generation = 0
         self._unsaved = True  # changed since the last save or load
         self._lock = threading.RLock()
+        self._known: set[str] = set()  # segment folders this process loaded or wrote, in `directory`
         self._reset()
 
     def _reset(self) -> None:
-        self._ids: list[str] = []
-        self._rows: dict[str, int] = {}
-        self._vocab: dict[str, int] = {}  # term -> id; insertion order is id order
-        self._offsets = np.zeros(1, dtype=np.int64)
-        self._terms = np.zeros(0, dtype=np.int32)
-        self._tfs = np.zeros(0, dtype=np.int32)
-        self._built: _Built | None = None
-        self._stale = False  # the bags changed since `_built` was made
+        self._segments: list[Segment] = []
+        self._dead: list[np.ndarray] = []  # per segment, bool per row: removed since the segment was made
+        self._starts: list[int] = []  # the index row of each segment's first row
+        self._row_ids: list[str | None] = []  # every row of every segment in order; None where dead
+        self._rows: dict[str, int] = {}  # live chunk id -> index row
+        self._vocab: dict[str, int] = {}  # term -> id
+        self._terms: list[str] = []  # id -> term
+        self._df = np.zeros(0, dtype=np.int64)  # live chunks holding each term; may be longer than the vocab
+        self._total_len = 0  # the live chunks' lengths summed
+        self._norms: dict[str, tuple[float, np.ndarray]] = {}  # segment -> (avgdl, its rows' length norms)
 
     @property
     def generation(self) -> int:
@@ -138,14 +124,19 @@ class LexicalIndex:
         return self._generation
 
     def __len__(self) -> int:
-        return len(self._ids)
+        return len(self._rows)
 
     def __contains__(self, chunk_id: object) -> bool:
         return chunk_id in self._rows
 
     def ids(self) -> list[str]:
         """The indexed chunk ids, in row (insertion) order."""
-        return list(self._ids)
+        with self._lock:
+            return [i for i in self._row_ids if i is not None]
+
+    def segment_count(self) -> int:
+        """How many segments the index is made of (at most ~log2 of its chunks)."""
+        return len(self._segments)
 
     matched_terms = staticmethod(matched_terms)
 
@@ -173,22 +164,24 @@ class LexicalIndex:
         stems = stem_words(distinct)
         with self._lock:
             self._drop([i for i in new_ids if i in self._rows])
-            vocab = self._vocab
-            term_of = {w: vocab.setdefault(s, len(vocab)) for w, s in zip(distinct, stems, strict=True)}
+            vocab, lo = self._vocab, len(self._terms)
+            term_of: dict[str, int] = {}
+            for word, stem in zip(distinct, stems, strict=True):
+                if (term := vocab.get(stem)) is None:
+                    term = vocab[stem] = len(self._terms)
+                    self._terms.append(stem)
+                term_of[word] = term
             lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
             flat = np.fromiter(map(term_of.__getitem__, chain.from_iterable(words)), np.int64, int(lengths.sum()))
             # One sort turns token lists into (chunk, term, count) bags: key = chunk * V + term.
             n_terms = max(len(vocab), 1)
             key = np.repeat(np.arange(len(words), dtype=np.int64), lengths) * n_terms + flat
             pairs, tfs = np.unique(key, return_counts=True)
-            pairs_per_doc = np.bincount(pairs // n_terms, minlength=len(words))
-            base = self._offsets[-1]
-            self._offsets = np.concatenate([self._offsets, base + np.cumsum(pairs_per_doc)])
-            self._terms = np.concatenate([self._terms, (pairs % n_terms).astype(np.int32)])
-            self._tfs = np.concatenate([self._tfs, tfs.astype(np.int32)])
-            for chunk_id in new_ids:
-                self._rows[chunk_id] = len(self._ids)
-                self._ids.append(chunk_id)
+            offsets = np.zeros(len(words) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(pairs // n_terms, minlength=len(words)), out=offsets[1:])
+            terms = (pairs % n_terms).astype(np.int32)
+            self._append(Segment.build(new_ids, offsets, terms, tfs.astype(np.int32), (lo, len(vocab))))
+            self._merge_tail()
             self._changed()
 
     def remove(self, ids: Iterable[str]) -> None:
@@ -200,27 +193,91 @@ class LexicalIndex:
     def clear(self) -> None:
         """Forget every chunk (the generation still grows, so it never repeats an earlier state's)."""
         with self._lock:
-            if self._ids or self._vocab:
+            if self._segments:
                 self._reset()
                 self._changed()
 
+    def _append(self, segment: Segment) -> None:
+        start = len(self._row_ids)
+        self._segments.append(segment)
+        self._dead.append(np.zeros(len(segment), dtype=bool))
+        self._starts.append(start)
+        self._row_ids.extend(segment.ids)
+        self._rows.update(zip(segment.ids, range(start, start + len(segment)), strict=True))
+        if len(self._df) < segment.vocab[1]:  # grown by doubling, so adds do not copy it each time
+            grown = np.zeros(max(segment.vocab[1], 2 * len(self._df)), dtype=np.int64)
+            grown[: len(self._df)] = self._df
+            self._df = grown
+        terms, df = segment.df()
+        self._df[terms] += df
+        self._total_len += int(segment.dl.sum())
+
     def _drop(self, ids: list[str]) -> bool:
-        if not ids:
-            return False
-        keep = np.ones(len(self._ids), dtype=bool)
-        keep[[self._rows[i] for i in ids]] = False
-        pairs_per_doc = np.diff(self._offsets)
-        pair_keep = np.repeat(keep, pairs_per_doc)
-        self._terms, self._tfs = self._terms[pair_keep], self._tfs[pair_keep]
-        self._offsets = np.concatenate([[0], np.cumsum(pairs_per_doc[keep])]).astype(np.int64)
-        self._ids = [i for i, k in zip(self._ids, keep.tolist(), strict=True) if k]
-        self._rows = {chunk_id: row for row, chunk_id in enumerate(self._ids)}
-        return True
+        """Mark ``ids`` dead; rewrite a segment once most of it is dead."""
+        by_segment: dict[int, list[int]] = {}
+        for row in (self._rows[i] for i in ids):
+            s = bisect.bisect_right(self._starts, row) - 1
+            by_segment.setdefault(s, []).append(row - self._starts[s])
+        self._mark_dead(by_segment)
+        for s in sorted(by_segment, reverse=True):  # from the end: a merge renumbers the rows after it
+            if s < len(self._segments) and 2 * int(self._dead[s].sum()) > len(self._segments[s]):
+                self._merge(s, s + 1)
+                self._merge_tail()  # a shrunk segment may now be small enough to join its neighbour
+        return bool(ids)
+
+    def _mark_dead(self, by_segment: dict[int, list[int]]) -> None:
+        """Mark segments' rows dead and take them out of the totals (an id may live on in a later segment)."""
+        for s, rows in by_segment.items():
+            segment, start = self._segments[s], self._starts[s]
+            for row in rows:
+                chunk_id = self._row_ids[start + row]
+                self._row_ids[start + row] = None
+                if chunk_id is not None and self._rows.get(chunk_id) == start + row:
+                    del self._rows[chunk_id]
+            self._dead[s][rows] = True
+            np.subtract.at(self._df, segment.terms_of(rows), 1)
+            self._total_len -= int(segment.dl[rows].sum())
+
+    def _merge_tail(self) -> None:
+        while len(self._segments) >= 2:
+            older, newer = (self._segments[-2], self._dead[-2]), (self._segments[-1], self._dead[-1])
+            if _size(*older) > MERGE_RATIO * _size(*newer):
+                return
+            self._merge(len(self._segments) - 2, len(self._segments))
+
+    def _merge(self, lo: int, hi: int) -> None:
+        """Replace segments ``lo:hi`` by one holding their live rows, renumbering the rows from ``lo`` on."""
+        start = self._starts[lo]
+        merged = merge(self._segments[lo:hi], self._dead[lo:hi])
+        for segment in self._segments[lo:hi]:
+            self._norms.pop(segment.name, None)
+        if lo == 0 and hi == len(self._segments):
+            merged = self._compact_vocab(merged)
+        self._segments[lo:hi] = [merged]
+        self._dead[lo:hi] = [np.zeros(len(merged), dtype=bool)]
+        del self._starts[lo:], self._row_ids[start:]
+        for segment, dead in zip(self._segments[lo:], self._dead[lo:], strict=True):
+            self._starts.append(start)
+            ids = [None if gone else i for i, gone in zip(segment.ids, dead.tolist(), strict=True)]
+            self._row_ids.extend(ids)
+            self._rows.update((i, start + r) for r, i in enumerate(ids) if i is not None)
+            start += len(segment)
+
+    def _compact_vocab(self, only: Segment) -> Segment:
+        """``only``, about to be the index's one segment, renumbered onto the live terms once most terms occur in
+        no chunk (removals leave them behind); otherwise ``only`` itself."""
+        n_terms = len(self._terms)
+        alive = self._df[:n_terms] > 0
+        if 2 * int(alive.sum()) >= n_terms:
+            return only
+        self._terms = [t for t, live in zip(self._terms, alive.tolist(), strict=True) if live]
+        self._vocab = {t: i for i, t in enumerate(self._terms)}
+        self._df = self._df[:n_terms][alive]
+        return renumbered(only, np.cumsum(alive) - 1, len(self._terms))
 
     def _changed(self) -> None:
         self._generation += 1
         self._unsaved = True
-        self._stale = True
 
     # --- search -----------------------------------------------------------------------------------------
 
@@ -234,67 +291,77 @@ class LexicalIndex:
         """
         if k < 1:
             raise ValueError(f"search() needs k >= 1, got {k}")
-        built = self._current()
-        scores = _scores(built, query)
-        if built is None or scores is None:
-            return []
-        if allowed_ids is None:
-            rows = np.flatnonzero(scores > 0)
-        else:
-            # bm25s scores every chunk anyway (a dense accumulator); restricting is a gather.
-            get = built.rows.get
-            rows = np.fromiter((r for i in allowed_ids if (r := get(i)) is not None), dtype=np.int64)
-            rows = rows[scores[rows] > 0]
-        if len(rows) > k:
-            rows = rows[np.argpartition(-scores[rows], k - 1)[:k]]
-        rows = rows[np.lexsort((rows, -scores[rows]))]
-        ids = built.ids
+        terms = tokenize(query)
+        with self._lock:
+            scores = self._scores(terms)
+            if scores is None:
+                return []
+            if allowed_ids is None:
+                rows = np.flatnonzero(scores > 0)
+            else:
+                get = self._rows.get
+                rows = np.fromiter((r for i in allowed_ids if (r := get(i)) is not None), dtype=np.int64)
+                rows = rows[scores[rows] > 0]
+            if len(rows) > k:
+                rows = rows[np.argpartition(-scores[rows], k - 1)[:k]]
+            rows = rows[np.lexsort((rows, -scores[rows]))]
+            ids = [cast(str, self._row_ids[r]) for r in rows.tolist()]  # a row scored > 0 is live
         return [
-            LexicalHit(id=ids[r], score=float(s), rank=rank)
-            for rank, (r, s) in enumerate(zip(rows.tolist(), scores[rows].tolist(), strict=True), start=1)
+            LexicalHit(id=i, score=float(s), rank=rank)
+            for rank, (i, s) in enumerate(zip(ids, scores[rows].tolist(), strict=True), start=1)
         ]
 
     def scores(self, query: str, ids: Iterable[str]) -> dict[str, float]:
         """The BM25 score of each of ``ids`` for ``query``, however low (0 where no query word occurs, or for an
         id not in the index): score fusion weighs the dense list's chunks that BM25 did not rank too."""
         ids = list(ids)
-        built = self._current()
-        scores = _scores(built, query)
-        if built is None or scores is None:
-            return dict.fromkeys(ids, 0.0)
-        get = built.rows.get
-        return {i: float(scores[r]) if (r := get(i)) is not None else 0.0 for i in ids}
-
-    def _current(self) -> _Built | None:
+        terms = tokenize(query)
         with self._lock:
-            if self._stale or (self._built is None and self._ids):
-                self._rebuild()
-            return self._built
+            scores = self._scores(terms)
+            if scores is None:
+                return dict.fromkeys(ids, 0.0)
+            get = self._rows.get
+            return {i: float(scores[r]) if (r := get(i)) is not None else 0.0 for i in ids}
 
-    def _rebuild(self) -> None:
-        """Recompute the score matrix from the bags (no tokenizing); compact the vocabulary first if
-        most of it no longer occurs (removals leave dead terms)."""
-        self._stale = False
-        if not self._ids:
-            self._built, self._vocab = None, {}  # every term is dead
-            return
-        df = np.bincount(self._terms, minlength=len(self._vocab))
-        alive = df > 0
-        if 2 * int(alive.sum()) < len(df):
-            new_id = np.cumsum(alive) - 1
-            self._terms = new_id[self._terms].astype(np.int32)
-            self._vocab = {t: int(new_id[i]) for t, i in self._vocab.items() if alive[i]}
-            df = df[alive]
-        bm25 = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
-        bm25.scores = score_matrix(self._terms, self._tfs, self._offsets, df, self.method, self.k1, self.b)
-        self._attach(bm25)
+    def _scores(self, terms: list[str]) -> np.ndarray | None:
+        """Every row's BM25 score for the query ``terms`` (0 for dead rows), or None when no term is indexed.
 
-    def _attach(self, bm25: Any) -> None:
-        vocab = dict(self._vocab)  # a copy: a later add() must not change what a running search sees
-        bm25.vocab_dict = vocab
-        bm25.unique_token_ids_set = set(vocab.values())
-        bm25.nonoccurrence_array = None  # only BM25L/BM25+ use one
-        self._built = _Built(bm25=bm25, ids=tuple(self._ids), rows=dict(self._rows), vocab=vocab)
+        As bm25s sums its matrix's columns: each occurrence of a term in the query adds that term's float32
+        scores, in query order. The caller holds the lock."""
+        query = [t for term in terms if (t := self._vocab.get(term)) is not None]
+        if not query or not self._rows:
+            return None
+        n = len(self._rows)
+        avgdl = self._total_len / n
+        idf = idfs(self._df[query], n, self.method)
+        weighed = [(t, w) for t, w in zip(query, idf.tolist(), strict=True) if w]
+        weights = np.array([w for _, w in weighed], dtype=np.float32)
+        scores = np.zeros(len(self._row_ids), dtype=np.float32)
+        for segment, dead, start in zip(self._segments, self._dead, self._starts, strict=True):
+            if not weighed:
+                break
+            postings = [segment.postings(t) for t, _ in weighed]
+            rows = np.concatenate([r for r, _ in postings])  # term by term, in query order
+            if not len(rows):
+                continue
+            tfs = np.concatenate([f for _, f in postings])
+            weight = np.repeat(weights, [len(r) for r, _ in postings])
+            if dead.any():
+                live = ~dead[rows]
+                rows, tfs, weight = rows[live], tfs[live], weight[live]
+            values = term_scores(weight, tfs, self._norm(segment, avgdl)[rows], self.method, self.k1)
+            np.add.at(scores[start : start + len(segment)], rows, values)  # in order, so a row sums in query order
+        return scores
+
+    def _norm(self, segment: Segment, avgdl: float) -> np.ndarray:
+        """The segment's rows' ``length_norm`` at ``avgdl``, kept until a change moves the average length."""
+        cached = self._norms.get(segment.name)
+        if cached is None or cached[0] != avgdl:
+            cached = self._norms[segment.name] = (
+                avgdl,
+                length_norm(segment.dl.astype(np.float64), avgdl, self.k1, self.b),
+            )
+        return cached[1]
 
     # --- persistence --------------------------------------------------------------------------------------
 
@@ -303,8 +370,9 @@ class LexicalIndex:
         """Load the index saved in ``directory``; empty (generation 0) if there is none or it is unusable.
 
         An unusable index (corrupt, foreign format or version, other tokenizer) is logged and named in
-        ``load_problem``; rebuild it from the store. Other BM25 parameters than those saved only mean
-        the matrix is recomputed from the stored bags on the first search.
+        ``load_problem``; rebuild it from the store. Scores are computed at query time, so other BM25
+        parameters than the last process's need nothing recomputed. An index saved in the first format (one
+        snapshot) is read into one segment and saved in this one at the next save.
 
         Raises:
             ValueError: bad ``method``, ``k1`` or ``b`` (see ``__init__``).
@@ -314,7 +382,7 @@ class LexicalIndex:
             return index
         try:
             index._load()
-        except (_Corrupt, OSError, ValueError, KeyError, TypeError, IndexError, EOFError) as exc:
+        except (_Corrupt, CorruptSegment, OSError, ValueError, KeyError, TypeError, IndexError, EOFError) as exc:
             _log.warning("lexical index in %s is unusable and will be rebuilt: %s", directory, exc)
             index = cls(directory, k1=k1, b=b, method=method)
             index.load_problem = f"{type(exc).__name__}: {exc}"
@@ -325,39 +393,57 @@ class LexicalIndex:
         manifest = json.loads((self.directory / _MANIFEST).read_text(encoding="utf-8"))
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             raise _Corrupt(f"{_MANIFEST} is not a {FORMAT} manifest")
-        if manifest.get("version") != FORMAT_VERSION:
-            raise _Corrupt(f"format version {manifest.get('version')!r}, this code reads {FORMAT_VERSION}")
+        version = manifest.get("version")
+        if version not in (1, FORMAT_VERSION):
+            raise _Corrupt(f"format version {version!r}, this code reads 1 and {FORMAT_VERSION}")
         if manifest.get("tokenizer") != TOKENIZER:
             raise _Corrupt("the index was tokenized differently (other stopwords or stemmer version)")
         generation = manifest["generation"]
-        snapshot = manifest["snapshot"]
-        if not isinstance(generation, int) or generation < 0 or not isinstance(snapshot, str):
-            raise _Corrupt("bad generation or snapshot in the manifest")
-        if not _SNAPSHOT_NAME.fullmatch(snapshot):
+        if not isinstance(generation, int) or generation < 0:
+            raise _Corrupt("bad generation in the manifest")
+        if version == 1:
+            self._load_snapshot(manifest["snapshot"])
+        else:
+            self._load_segments(manifest["segments"])
+        self._generation, self._unsaved = generation, version != FORMAT_VERSION
+
+    def _load_segments(self, entries: Any) -> None:
+        assert self.directory is not None
+        if not isinstance(entries, list):
+            raise _Corrupt("the manifest's segments are not a list")
+        dead_rows: dict[int, list[int]] = {}
+        for entry in entries:
+            name, dead = entry["name"], entry["dead"]
+            if not (isinstance(name, str) and _SEGMENT_NAME.fullmatch(name)):
+                raise _Corrupt(f"bad segment name {name!r}")
+            segment, terms = Segment.load(self.directory, name)
+            if segment.vocab[0] != len(self._terms):
+                raise _Corrupt(f"{name}: its vocabulary does not follow the previous segment's")
+            if not (isinstance(dead, list) and all(isinstance(r, int) and 0 <= r < len(segment) for r in dead)):
+                raise _Corrupt(f"{name}: bad dead rows")
+            self._terms.extend(terms)
+            self._append(segment)
+            self._known.add(name)
+            dead_rows[len(self._segments) - 1] = sorted(set(dead))
+        self._vocab = {t: i for i, t in enumerate(self._terms)}
+        if len(self._vocab) != len(self._terms):
+            raise _Corrupt("a term appears in two segments' vocabularies")
+        self._mark_dead(dead_rows)
+
+    def _load_snapshot(self, snapshot: Any) -> None:
+        assert self.directory is not None
+        if not (isinstance(snapshot, str) and _V1_SNAPSHOT_NAME.fullmatch(snapshot)):
             raise _Corrupt(f"bad snapshot name {snapshot!r}")
-        snap = self.directory / snapshot
-        ids = json.loads((snap / "ids.json").read_text(encoding="utf-8"))
-        terms = json.loads((snap / "vocab.json").read_text(encoding="utf-8"))
-        offsets = np.load(snap / "bag_offsets.npy", allow_pickle=False)
-        term_ids = np.load(snap / "bag_terms.npy", allow_pickle=False)
-        tfs = np.load(snap / "bag_tfs.npy", allow_pickle=False)
-        _check_bags(ids, terms, offsets, term_ids, tfs)
-        self._ids, self._vocab = ids, {t: i for i, t in enumerate(terms)}
-        self._rows = {chunk_id: row for row, chunk_id in enumerate(ids)}
-        self._offsets, self._terms, self._tfs = offsets, term_ids, tfs
-        self._generation, self._unsaved = generation, False
-        self._stale = False
-        scoring = {"method": self.method, "k1": self.k1, "b": self.b}
-        if ids and manifest.get("scoring") == scoring and manifest.get("bm25s"):
-            try:
-                self._attach(_load_matrix(snap / "bm25s", scoring, len(ids), len(terms)))
-            except (_Corrupt, OSError, ValueError, KeyError, TypeError, IndexError, EOFError) as exc:
-                # The bags are sound, so only the derived matrix is lost: recompute it, no rebuild.
-                _log.warning("lexical score matrix in %s is unusable, recomputing it: %s", snap, exc)
-                self._stale = True
+        segment, self._terms = Segment.from_snapshot(self.directory / snapshot)
+        self._vocab = {t: i for i, t in enumerate(self._terms)}
+        if segment is not None:
+            self._append(segment)
 
     def save(self, generation: int | None = None) -> None:
-        """Write the index to its directory atomically: a crash leaves the previous save intact.
+        """Write what changed to the index's directory atomically: a crash leaves the previous save intact.
+
+        New segments are written (each once), then the manifest naming every segment and its dead rows
+        replaces the old one; the written segments are then read back memory-mapped.
 
         ``generation``, if given, first replaces ``self.generation``: a caller that keeps its own
         counter (the store's) stamps the index with it, and compares the two at the next start.
@@ -375,103 +461,59 @@ class LexicalIndex:
                 self._generation, self._unsaved = generation, True
             if not self._unsaved and (self.directory / _MANIFEST).exists():
                 return
-            built = self._current()  # persisted too, so a start does not recompute the matrix
             self.directory.mkdir(parents=True, exist_ok=True)
-            snapshot = f"snap-{self._generation:08d}-{secrets.token_hex(4)}"
-            snap = self.directory / snapshot
-            tmp = self.directory / f".{_MANIFEST}.{secrets.token_hex(4)}.tmp"
+            written: list[str] = []
+            tmp = self.directory / f".{_MANIFEST}.{os.getpid()}-{threading.get_ident()}.tmp"
             try:
-                snap.mkdir()
-                _write_json(snap / "ids.json", self._ids)
-                _write_json(snap / "vocab.json", list(self._vocab))
-                np.save(snap / "bag_offsets.npy", self._offsets, allow_pickle=False)
-                np.save(snap / "bag_terms.npy", self._terms, allow_pickle=False)
-                np.save(snap / "bag_tfs.npy", self._tfs, allow_pickle=False)
-                if built is not None:
-                    built.bm25.save(snap / "bm25s", show_progress=False)  # .npy + JSON, no pickle
-                _fsync_tree(snap)
+                for segment in self._segments:
+                    # A folder this process saw may have been removed by another that merged it away since.
+                    if segment.name not in self._known or not (self.directory / segment.name).is_dir():
+                        segment.save(self.directory, self._terms[segment.vocab[0] : segment.vocab[1]])
+                        written.append(segment.name)
+                        fsync_tree(self.directory / segment.name)
                 manifest = {
                     "format": FORMAT,
                     "version": FORMAT_VERSION,
                     "generation": self._generation,
-                    "snapshot": snapshot,
-                    "n_docs": len(self._ids),
-                    "n_terms": len(self._vocab),
-                    "scoring": {"method": self.method, "k1": self.k1, "b": self.b},
-                    "bm25s": built is not None,
-                    "bm25s_version": bm25s.__version__,
+                    "segments": [
+                        {"name": s.name, "dead": np.flatnonzero(d).tolist()}
+                        for s, d in zip(self._segments, self._dead, strict=True)
+                    ],
+                    "n_docs": len(self._rows),
+                    "n_terms": len(self._terms),
                     "tokenizer": TOKENIZER,
                 }
-                _write_json(tmp, manifest)
-                _fsync_tree(tmp)
+                write_json(tmp, manifest)
+                fsync_tree(tmp)
             except BaseException:
-                shutil.rmtree(snap, ignore_errors=True)
+                for name in written:
+                    shutil.rmtree(self.directory / name, ignore_errors=True)
                 tmp.unlink(missing_ok=True)
                 raise
             os.replace(tmp, self.directory / _MANIFEST)  # the commit point
-            _fsync_dir(self.directory)
+            fsync_dir(self.directory)
             self._unsaved = False
-            for old in self.directory.iterdir():  # earlier snapshots and leftovers of crashed saves
-                if old.name != snapshot and (old.name.startswith("snap-") or old.name.endswith(".tmp")):
-                    if old.is_dir():
-                        shutil.rmtree(old, ignore_errors=True)
-                    else:
-                        old.unlink(missing_ok=True)
+            self._segments = [s.mapped(self.directory) if s.name in written else s for s in self._segments]
+            referenced = {s.name for s in self._segments}
+            replaced, self._known = self._known - referenced, referenced
+            self._remove_unreferenced(replaced, referenced)
+
+    def _remove_unreferenced(self, replaced: set[str], referenced: set[str]) -> None:
+        """Remove the segments this process replaced, first-format snapshots and crashed saves' leftovers."""
+        assert self.directory is not None
+        stale = time.time() - _ORPHAN_AGE_S
+        for entry in self.directory.iterdir():
+            name = entry.name
+            if name == _MANIFEST or name in referenced:
+                continue
+            leftover = name.startswith(("seg-", ".")) and entry.stat().st_mtime < stale
+            if name in replaced or _V1_SNAPSHOT_NAME.fullmatch(name) or leftover:
+                if entry.is_dir():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    entry.unlink(missing_ok=True)
 
 
-def _check_bags(ids: Any, terms: Any, offsets: Any, term_ids: Any, tfs: Any) -> None:
-    if not (isinstance(ids, list) and all(isinstance(i, str) for i in ids) and len(set(ids)) == len(ids)):
-        raise _Corrupt("ids.json is not a list of distinct strings")
-    if not (isinstance(terms, list) and all(isinstance(t, str) for t in terms) and len(set(terms)) == len(terms)):
-        raise _Corrupt("vocab.json is not a list of distinct strings")
-    if offsets.dtype != np.int64 or term_ids.dtype != np.int32 or tfs.dtype != np.int32:
-        raise _Corrupt("bag arrays have unexpected dtypes")
-    if offsets.shape != (len(ids) + 1,) or term_ids.ndim != 1 or tfs.shape != term_ids.shape:
-        raise _Corrupt("bag arrays have inconsistent shapes")
-    if offsets[0] != 0 or offsets[-1] != len(term_ids) or np.any(np.diff(offsets) < 0):
-        raise _Corrupt("bag offsets are not a partition of the pairs")
-    if len(term_ids) and (term_ids.min() < 0 or term_ids.max() >= len(terms) or tfs.min() < 1):
-        raise _Corrupt("bag term ids or counts out of range")
-
-
-def _load_matrix(path: Path, scoring: dict[str, Any], n_docs: int, n_terms: int) -> Any:
-    bm25 = bm25s.BM25.load(path, load_vocab=False, show_progress=False)
-    if {"method": bm25.method, "k1": bm25.k1, "b": bm25.b} != scoring or bm25.idf_method != bm25.method:
-        raise _Corrupt("bm25s parameters differ from the manifest's")
-    data, indices, indptr = bm25.scores["data"], bm25.scores["indices"], bm25.scores["indptr"]
-    if bm25.scores["num_docs"] != n_docs or indptr.shape != (n_terms + 1,) or data.shape != indices.shape:
-        raise _Corrupt("bm25s matrix shape does not match the bags")
-    if indptr[0] != 0 or indptr[-1] != len(data) or (len(indices) and not 0 <= indices.min() <= indices.max() < n_docs):
-        raise _Corrupt("bm25s matrix indices out of range")
-    return bm25
-
-
-def _write_json(path: Path, value: Any) -> None:
-    path.write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
-
-
-def _fsync_tree(root: Path) -> None:
-    """fsync a file, or every file and folder under a folder, so a rename after it is durable."""
-    if root.is_file():
-        fd = os.open(root, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        return
-    for dirpath, _, filenames in os.walk(root):
-        for name in filenames:
-            fd = os.open(os.path.join(dirpath, name), os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        _fsync_dir(Path(dirpath))
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _size(segment: Segment, dead: np.ndarray) -> int:
+    """What a merge of the segment costs: its live rows and their (row, term) pairs."""
+    return segment.live_pairs(dead) + len(segment) - int(dead.sum())

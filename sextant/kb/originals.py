@@ -13,6 +13,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from sextant.kb.durable import fsync_dir
+
 FOLDER = "originals"
 # A PDF's header may follow up to 1 KiB of junk; readers (MuPDF among them) accept that.
 _HEADER_WITHIN = 1024
@@ -59,7 +61,7 @@ class Originals:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise
-        _fsync_dir(self.root)
+        fsync_dir(self.root)
 
     def remove(self, doc_id: str) -> bool:
         """Remove a document's original; whether there was one."""
@@ -67,19 +69,5 @@ class Originals:
             self.path(doc_id).unlink()
         except FileNotFoundError:
             return False
-        _fsync_dir(self.root)
+        fsync_dir(self.root)
         return True
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make a rename or unlink in ``folder`` durable (POSIX; a no-op where directories cannot be opened)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -1,4 +1,4 @@
-"""The BM25 variants, each against its formula computed by hand, and the score matrix they fill."""
+"""The BM25 variants, each against its formula computed by hand, and the per-term scores they give."""
 
 from __future__ import annotations
 
@@ -12,13 +12,14 @@ from sextant.kb.bm25_scoring import (
     idf_atire,
     idf_lucene,
     idf_robertson,
-    score_matrix,
+    idfs,
+    length_norm,
+    term_scores,
     tf_atire,
     tf_lucene,
 )
 
 # Three chunks over a vocabulary of five terms; term 3 is in none (a term whose chunks were all removed).
-# Within a chunk the terms are not sorted: the matrix must come out term-major regardless.
 TERMS = np.array([1, 0, 0, 2, 4, 1, 2], dtype=np.int32)
 TFS = np.array([1, 1, 2, 1, 1, 1, 1], dtype=np.int32)
 OFFSETS = np.array([0, 2, 4, 7], dtype=np.int64)  # chunk 0: terms 1, 0; chunk 1: 0 (x2), 2; chunk 2: 4, 1, 2
@@ -38,16 +39,6 @@ def textbook(method: str, tf: int, df: int, dl: int, n: int = 3) -> float:
     return math.log(n / df) * tf * (K1 + 1) / (tf + norm)
 
 
-def dense(matrix: dict[str, np.ndarray]) -> np.ndarray:
-    """The CSC matrix (chunks x terms) as a dense array."""
-    indptr = matrix["indptr"]
-    out = np.zeros((int(matrix["num_docs"]), len(indptr) - 1))
-    for term in range(len(indptr) - 1):
-        rows = matrix["indices"][indptr[term] : indptr[term + 1]]
-        out[rows, term] = matrix["data"][indptr[term] : indptr[term + 1]]
-    return out
-
-
 def test_each_idf_is_its_formula() -> None:
     df = np.array([1.0, 2.0, 3.0])
     assert idf_lucene(df, 4) == pytest.approx(
@@ -65,35 +56,30 @@ def test_lucene_idf_stays_positive_where_robertson_s_is_floored_at_zero() -> Non
 
 def test_each_tf_part_is_its_formula_and_atire_is_lucene_times_k1_plus_1() -> None:
     tf, dl = np.array([1.0, 2.0, 5.0]), np.array([2.0, 3.0, 10.0])
-    lucene = tf_lucene(tf, dl, AVGDL, K1, B)
+    lucene = tf_lucene(tf, length_norm(dl, AVGDL, K1, B), K1)
     norm = K1 * (1 - B + B * dl / AVGDL)
     assert lucene == pytest.approx(tf / (tf + norm))
-    assert tf_atire(tf, dl, AVGDL, K1, B) == pytest.approx(lucene * (K1 + 1))
+    assert tf_atire(tf, length_norm(dl, AVGDL, K1, B), K1) == pytest.approx(lucene * (K1 + 1))
 
 
 def test_with_b_zero_the_chunk_length_does_not_matter() -> None:
     tf = np.array([2.0, 2.0])
-    assert np.ptp(tf_lucene(tf, np.array([1.0, 100.0]), 10.0, K1, 0.0)) == 0.0
+    assert np.ptp(tf_lucene(tf, length_norm(np.array([1.0, 100.0]), 10.0, K1, 0.0), K1)) == 0.0
 
 
 @pytest.mark.parametrize("method", sorted(VARIANTS))
-def test_the_matrix_holds_every_chunk_term_score_by_hand(method: str) -> None:
-    matrix = score_matrix(TERMS, TFS, OFFSETS, DF, method, K1, B)
-    expected = np.zeros((3, 5))
+def test_each_chunk_term_score_is_the_textbook_one(method: str) -> None:
+    idf = idfs(DF, 3, method)
     for chunk in range(3):
         for i in range(OFFSETS[chunk], OFFSETS[chunk + 1]):
             term = TERMS[i]
-            expected[chunk, term] = textbook(method, int(TFS[i]), int(DF[term]), DL[chunk])
-    assert dense(matrix) == pytest.approx(expected, rel=1e-6)
+            norm = length_norm(np.array([float(DL[chunk])]), AVGDL, K1, B)
+            got = term_scores(idf[term], TFS[i : i + 1], norm, method, K1)
+            assert float(got[0]) == pytest.approx(textbook(method, int(TFS[i]), int(DF[term]), DL[chunk]), rel=1e-6)
 
 
-def test_the_matrix_is_term_major_with_rows_ascending_in_bm25s_dtypes() -> None:
-    matrix = score_matrix(TERMS, TFS, OFFSETS, DF, "lucene", K1, B)
-    assert matrix["num_docs"] == 3
-    assert matrix["indptr"].tolist() == [0, 2, 4, 6, 6, 7]  # the dead term 3 holds no entry
-    assert matrix["indices"].tolist() == [0, 1, 0, 2, 1, 2, 2]
-    assert (matrix["data"].dtype, matrix["indices"].dtype, matrix["indptr"].dtype) == (
-        np.float32,
-        np.int32,
-        np.int64,
-    )
+def test_scores_are_float32_and_a_term_in_no_chunk_weighs_nothing() -> None:
+    idf = idfs(DF, 3, "atire")  # ATIRE's ln(N / df) would be infinite for df = 0
+    assert idf.dtype == np.float32 and idf[3] == 0.0 and np.all(idf[DF > 0] > 0)
+    norm = length_norm(np.array([2.0, 3.0]), AVGDL, K1, B)
+    assert term_scores(idf[0], TFS[:2], norm, "lucene", K1).dtype == np.float32

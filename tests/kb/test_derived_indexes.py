@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from sextant.kb import lexical
 from sextant.kb.derived_indexes import DerivedIndexes, lexical_dir
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder
@@ -68,6 +69,29 @@ def test_indexes_behind_the_store_are_rebuilt_and_another_writer_is_followed(
         assert kb.indexes.refresh()
         assert _ids(kb.indexes) == (sorted(kb.store.chunk_ids()), kb.store.chunk_ids())
         assert not kb.indexes.refresh()  # nothing moved since
+
+
+def test_a_cache_out_of_step_with_the_store_follows_it_by_chunk_id_without_retokenizing_the_rest(
+    flat: KbSettings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process that followed another's writes saves what it followed at close; when the other then forgets a
+    document, the cache holds chunks the store does not. The next open drops those and adds what is missing."""
+    with KnowledgeBase.open(flat, embedder=embedder) as kb:
+        kb.ingest("tea", LoadedDocument(text=TEA, title="Tea"))
+        kb.ingest("bees", LoadedDocument(text=BEES, title="Bees"))
+        stale = LexicalIndex.open(lexical_dir(flat))
+        kb.forget("bees")
+        kb.ingest("milk", LoadedDocument(text="Scald the milk before the yeast goes in.", title="Milk"))
+        stale.save(generation=kb.store.generation - 1)  # as that process left it: bees still in, milk not yet
+        live = kb.store.chunk_ids()
+        tokenized: list[str] = []
+        real = lexical.content_words
+        monkeypatch.setattr(lexical, "content_words", lambda text: tokenized.append(text) or real(text))
+        reopened = DerivedIndexes.for_settings(flat, kb.store, LexicalIndex.open(lexical_dir(flat)))
+        assert _ids(reopened) == (sorted(live), live)
+        assert [t for t in tokenized if "yeast" in t] == tokenized and len(tokenized) == 1  # only milk's chunk
+        assert reopened.lexical.generation == kb.store.generation
+        assert reopened.lexical.search("honey beekeeper", 5) == []
 
 
 def test_a_batch_saves_once_at_its_end(flat: KbSettings, embedder: Embedder) -> None:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+import mmap
 import random
 import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import bm25s
 import numpy as np
@@ -19,7 +21,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from rank_bm25 import BM25Okapi
 
 from sextant.kb import lexical
-from sextant.kb.analyzer import tokenize
+from sextant.kb.analyzer import TOKENIZER, tokenize
 from sextant.kb.lexical import METHODS, LexicalHit, LexicalIndex, Method
 
 # Words whose stems are all distinct, so df is easy to reason about.
@@ -81,7 +83,7 @@ def test_robertson_matches_rank_bm25_okapi() -> None:
 
 @pytest.mark.parametrize("method", METHODS)
 def test_every_variant_matches_bm25s_own_index(method: Method) -> None:
-    """Our vectorised matrix equals the one bm25s's ``index()`` builds, incl. terms in most documents."""
+    """Our scores equal those of bm25s's own ``index()``, incl. terms in most documents."""
     texts = random_corpus(seed=11, n_docs=60, common="walnut")
     index = build(texts, k1=1.2, b=0.6, method=method)
     reference = bm25s.BM25(k1=1.2, b=0.6, method=method)
@@ -217,21 +219,20 @@ def test_generation_counts_changes() -> None:
 # --- persistence ------------------------------------------------------------------------------------
 
 
-def test_save_open_gives_identical_results_without_recomputing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_save_open_gives_identical_results_memory_mapped(tmp_path: Path) -> None:
     index = build(random_corpus(seed=1, n_docs=120), tmp_path / "lex")
     index.remove(["d3", "d4"])
     index.save()
     before = {q: index.search(q, 20) for q in QUERIES}
-
-    def no_recompute(*args: object, **kwargs: object) -> None:
-        raise AssertionError("the saved score matrix should have been loaded, not recomputed")
-
-    monkeypatch.setattr(lexical, "score_matrix", no_recompute)
     reopened = LexicalIndex.open(tmp_path / "lex")
     assert reopened.load_problem is None
     assert reopened.generation == index.generation
     assert reopened.ids() == index.ids()
     assert {q: reopened.search(q, 20) for q in QUERIES} == before
+    base = reopened._segments[0].post_rows.base
+    while base is not None and not isinstance(base, mmap.mmap):
+        base = getattr(base, "base", None)
+    assert isinstance(base, mmap.mmap)  # the file's pages, shared between processes, not the heap
 
 
 def test_an_update_tokenizes_only_the_new_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -260,19 +261,78 @@ def test_save_stamps_a_callers_generation(tmp_path: Path) -> None:
     assert index.generation == 42
 
 
-def test_save_leaves_one_snapshot(tmp_path: Path) -> None:
-    index = build(["apple"], tmp_path / "lex")
+def manifest_of(directory: Path) -> dict[str, object]:
+    return cast(dict[str, object], json.loads((directory / "manifest.json").read_text()))
+
+
+def segment_names(directory: Path) -> list[str]:
+    return [entry["name"] for entry in cast(list[dict[str, str]], manifest_of(directory)["segments"])]
+
+
+def test_a_save_writes_only_the_new_segment_and_removes_what_it_replaced(tmp_path: Path) -> None:
+    directory = tmp_path / "lex"
+    index = build(random_corpus(seed=3, n_docs=100), directory)
     index.save()
-    index.add(["b"], ["banana"])
+    [big] = segment_names(directory)
+    written = (directory / big / "post_rows.npy").stat().st_mtime_ns
+    index.add(["new"], ["kiwi"])
+    index.remove(["d5"])
     index.save()
     index.save()  # nothing changed: nothing written
-    names = sorted(p.name for p in (tmp_path / "lex").iterdir())
-    assert len(names) == 2 and names[0] == "manifest.json" and names[1].startswith("snap-00000002-")
-    manifest = json.loads((tmp_path / "lex" / "manifest.json").read_text())
-    assert (manifest["format"], manifest["version"], manifest["snapshot"]) == ("sextant.lexical", 1, names[1])
-    files = {p.name for p in (tmp_path / "lex" / names[1]).rglob("*")}
-    assert {"ids.json", "vocab.json", "bag_offsets.npy", "bag_terms.npy", "bag_tfs.npy"} <= files
-    assert {"data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy", "params.index.json"} <= files
+    assert segment_names(directory)[0] == big and len(segment_names(directory)) == 2
+    assert (directory / big / "post_rows.npy").stat().st_mtime_ns == written
+    manifest = manifest_of(directory)
+    assert (manifest["format"], manifest["version"], manifest["n_docs"]) == ("sextant.lexical", 2, 100)
+    assert cast(list[dict[str, object]], manifest["segments"])[0]["dead"] == [5]
+    files = {p.name for p in (directory / big).iterdir()}
+    assert {"ids.json", "terms.json", "segment.json", "terms.npy", "post_rows.npy", "indptr.npy"} <= files
+    index.remove([f"d{i}" for i in range(60)])  # most of the big segment: it is rewritten without them
+    index.save()
+    assert big not in segment_names(directory)
+    assert sorted(p.name for p in directory.iterdir()) == sorted(["manifest.json", *segment_names(directory)])
+
+
+def test_segments_stay_logarithmic_and_score_as_one_index() -> None:
+    texts = random_corpus(seed=13, n_docs=300, common="walnut")
+    index = LexicalIndex()
+    for i, text in enumerate(texts):
+        index.add([f"d{i}"], [text])
+    for i in range(0, 300, 7):
+        index.remove([f"d{i}"])
+    assert 1 <= index.segment_count() <= math.log2(300) + 1
+    fresh = LexicalIndex()
+    kept = [i for i in range(300) if i % 7]
+    fresh.add([f"d{i}" for i in kept], [texts[i] for i in kept])
+    assert index.ids() == fresh.ids()
+    for query in [*QUERIES, "walnut apple"]:
+        assert index.search(query, 300) == fresh.search(query, 300)  # the same float32 scores, bit for bit
+
+
+def test_removing_most_terms_compacts_the_vocabulary(tmp_path: Path) -> None:
+    index = LexicalIndex(tmp_path / "lex")
+    index.add([f"w{i}" for i in range(len(WORDS))], WORDS)  # one word each
+    index.add(["keep"], ["apple banana"])
+    index.remove([f"w{i}" for i in range(len(WORDS))])
+    index.save()
+    assert manifest_of(tmp_path / "lex")["n_terms"] == 2
+    assert [h.id for h in LexicalIndex.open(tmp_path / "lex").search("banana", 5)] == ["keep"]
+
+
+def test_two_processes_saving_in_one_folder_never_lose_a_segment(tmp_path: Path) -> None:
+    """Each saves over the other's manifest (the cache is the last writer's, and the store's lock orders the
+    saves); a segment one merged away and removed is written again by the other, which still holds it."""
+    directory = tmp_path / "lex"
+    build(random_corpus(seed=14, n_docs=40), directory).save()
+    a, b = LexicalIndex.open(directory), LexicalIndex.open(directory)
+    a.add(["a1"], ["apple kiwi"])
+    a.save()
+    a.remove([f"d{i}" for i in range(30)])  # a rewrites the shared segment and removes its folder
+    a.save()
+    b.add(["b1"], ["banana lemon"])
+    b.save()  # b still names the shared segment: written again
+    reopened = LexicalIndex.open(directory)
+    assert reopened.load_problem is None
+    assert reopened.ids() == b.ids() and reopened.search("banana lemon", 1)[0].id == "b1"
 
 
 def test_a_failed_save_keeps_the_previous_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -283,19 +343,41 @@ def test_a_failed_save_keeps_the_previous_one(tmp_path: Path, monkeypatch: pytes
     def disk_full(path: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(lexical, "_fsync_tree", disk_full)  # dies after writing the arrays
+    monkeypatch.setattr(lexical, "fsync_tree", disk_full)  # dies after writing a segment's arrays
     with pytest.raises(OSError, match="No space"):
         index.save()
     monkeypatch.undo()
-    assert len([p for p in (tmp_path / "lex").iterdir() if p.name.startswith("snap-")]) == 1
+    assert sorted(p.name for p in (tmp_path / "lex").iterdir()) == sorted(
+        ["manifest.json", *segment_names(tmp_path / "lex")]
+    )
     reopened = LexicalIndex.open(tmp_path / "lex")
     assert reopened.ids() == ["d0", "d1"] and reopened.generation == 1
     index.save()  # the index is still dirty, so a later save writes it
     assert LexicalIndex.open(tmp_path / "lex").ids() == ["d0", "d1", "c"]
 
 
-def snapshot_of(directory: Path) -> Path:
-    return directory / json.loads((directory / "manifest.json").read_text())["snapshot"]
+def test_an_index_in_the_first_format_is_read_and_saved_in_segments(tmp_path: Path) -> None:
+    """Format 1 was one snapshot of row-major bags; its bags are all a segment needs, so nothing is rebuilt."""
+    directory, texts = tmp_path / "lex", ["apple banana", "apple apple cherry", "banana cherry date"]
+    snapshot = directory / "snap-00000007-0a1b2c3d"
+    snapshot.mkdir(parents=True)
+    (snapshot / "ids.json").write_text(json.dumps(["d0", "d1", "d2"]))
+    (snapshot / "vocab.json").write_text(json.dumps(["appl", "banana", "cherri", "date"]))
+    np.save(snapshot / "bag_offsets.npy", np.array([0, 2, 4, 7], dtype=np.int64))
+    np.save(snapshot / "bag_terms.npy", np.array([0, 1, 0, 2, 1, 2, 3], dtype=np.int32))
+    np.save(snapshot / "bag_tfs.npy", np.array([1, 1, 2, 1, 1, 1, 1], dtype=np.int32))
+    manifest = {"format": "sextant.lexical", "version": 1, "generation": 7, "snapshot": snapshot.name}
+    (directory / "manifest.json").write_text(json.dumps({**manifest, "tokenizer": TOKENIZER}))
+    old = LexicalIndex.open(directory)
+    assert (old.load_problem, old.generation, old.ids()) == (None, 7, ["d0", "d1", "d2"])
+    assert [old.search(q, 5) for q in QUERIES] == [build(texts).search(q, 5) for q in QUERIES]
+    old.save()
+    assert not snapshot.exists() and manifest_of(directory)["version"] == 2
+    assert LexicalIndex.open(directory).search("apple", 5) == old.search("apple", 5)
+
+
+def first_segment(directory: Path) -> Path:
+    return directory / segment_names(directory)[0]
 
 
 def _garbage_manifest(d: Path) -> None:
@@ -315,21 +397,28 @@ def _other_stemmer(d: Path) -> None:
 
 
 def _truncated_bags(d: Path) -> None:
-    path = snapshot_of(d) / "bag_terms.npy"
+    path = first_segment(d) / "terms.npy"
     path.write_bytes(path.read_bytes()[:-7])
 
 
 def _bags_out_of_range(d: Path) -> None:
-    np.save(snapshot_of(d) / "bag_terms.npy", np.full(5, 10**6, dtype=np.int32))
+    path = first_segment(d) / "terms.npy"
+    np.save(path, np.full(len(np.load(path)), 10**6, dtype=np.int32))
 
 
 def _missing_ids(d: Path) -> None:
-    (snapshot_of(d) / "ids.json").unlink()
+    (first_segment(d) / "ids.json").unlink()
 
 
-def _escaping_snapshot(d: Path) -> None:
+def _dead_row_out_of_range(d: Path) -> None:
     manifest = json.loads((d / "manifest.json").read_text())
-    manifest["snapshot"] = "../elsewhere"
+    manifest["segments"][0]["dead"] = [10**6]
+    (d / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _escaping_segment(d: Path) -> None:
+    manifest = json.loads((d / "manifest.json").read_text())
+    manifest["segments"][0]["name"] = "../elsewhere"
     (d / "manifest.json").write_text(json.dumps(manifest))
 
 
@@ -342,7 +431,8 @@ def _escaping_snapshot(d: Path) -> None:
         _truncated_bags,
         _bags_out_of_range,
         _missing_ids,
-        _escaping_snapshot,
+        _dead_row_out_of_range,
+        _escaping_segment,
     ],
 )
 def test_an_unusable_directory_opens_empty(
@@ -362,16 +452,7 @@ def test_an_unusable_directory_opens_empty(
     assert reopened.load_problem is None and reopened.ids() == ["x"]
 
 
-def test_a_damaged_score_matrix_is_recomputed_from_the_bags(tmp_path: Path) -> None:
-    index = build(random_corpus(seed=6, n_docs=40), tmp_path / "lex")
-    index.save()
-    (snapshot_of(tmp_path / "lex") / "bm25s" / "indptr.csc.index.npy").write_bytes(b"garbage")
-    reopened = LexicalIndex.open(tmp_path / "lex")
-    assert reopened.load_problem is None and len(reopened) == 40
-    assert [reopened.search(q, 10) for q in QUERIES] == [index.search(q, 10) for q in QUERIES]
-
-
-def test_opening_with_other_bm25_parameters_rescores(tmp_path: Path) -> None:
+def test_opening_with_other_bm25_parameters_scores_with_them(tmp_path: Path) -> None:
     texts = random_corpus(seed=8, n_docs=40)
     build(texts, tmp_path / "lex").save()
     reopened = LexicalIndex.open(tmp_path / "lex", k1=0.9, b=0.4, method="atire")
