@@ -35,7 +35,6 @@ import os
 import re
 import shutil
 import threading
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -47,7 +46,14 @@ import numpy as np
 from sextant.kb.analyzer import TOKENIZER, content_words, matched_terms, stem_words, tokenize
 from sextant.kb.bm25_scoring import VARIANTS, idfs, length_norm, term_scores
 from sextant.kb.durable import fsync_dir, fsync_tree, write_json
-from sextant.kb.lexical_segments import CorruptSegment, Segment, merge, renumbered
+from sextant.kb.lexical_segments import (
+    V1_SNAPSHOT_NAME,
+    CorruptSegment,
+    Segment,
+    merge,
+    remove_unreferenced,
+    renumbered,
+)
 
 __all__ = ["METHODS", "LexicalHit", "LexicalIndex", "Method"]
 
@@ -60,13 +66,10 @@ FORMAT = "sextant.lexical"
 FORMAT_VERSION = 2
 _MANIFEST = "manifest.json"
 _SEGMENT_NAME = re.compile(r"seg-[0-9a-f]{16}")
-_V1_SNAPSHOT_NAME = re.compile(r"snap-\d+-[0-9a-f]+")
 # Trailing segments merge while the older one is at most this many times the newer: segment sizes then fall
 # by more than half from one to the next, so there are at most ~log2(chunks) of them and each (chunk, term)
 # pair is rewritten ~log2(chunks) times over the index's life (Bentley & Saxe's logarithmic method).
 MERGE_RATIO = 2
-# A folder of another process's save that no manifest names after this long is a crashed save's leftover.
-_ORPHAN_AGE_S = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,16 +174,8 @@ class LexicalIndex:
                     term = vocab[stem] = len(self._terms)
                     self._terms.append(stem)
                 term_of[word] = term
-            lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-            flat = np.fromiter(map(term_of.__getitem__, chain.from_iterable(words)), np.int64, int(lengths.sum()))
-            # One sort turns token lists into (chunk, term, count) bags: key = chunk * V + term.
-            n_terms = max(len(vocab), 1)
-            key = np.repeat(np.arange(len(words), dtype=np.int64), lengths) * n_terms + flat
-            pairs, tfs = np.unique(key, return_counts=True)
-            offsets = np.zeros(len(words) + 1, dtype=np.int64)
-            np.cumsum(np.bincount(pairs // n_terms, minlength=len(words)), out=offsets[1:])
-            terms = (pairs % n_terms).astype(np.int32)
-            self._append(Segment.build(new_ids, offsets, terms, tfs.astype(np.int32), (lo, len(vocab))))
+            term_ids = [[term_of[w] for w in chunk] for chunk in words]
+            self._append(Segment.from_terms(new_ids, term_ids, (lo, len(vocab))))
             self._merge_tail()
             self._changed()
 
@@ -241,7 +236,7 @@ class LexicalIndex:
     def _merge_tail(self) -> None:
         while len(self._segments) >= 2:
             older, newer = (self._segments[-2], self._dead[-2]), (self._segments[-1], self._dead[-1])
-            if _size(*older) > MERGE_RATIO * _size(*newer):
+            if older[0].merge_cost(older[1]) > MERGE_RATIO * newer[0].merge_cost(newer[1]):
                 return
             self._merge(len(self._segments) - 2, len(self._segments))
 
@@ -432,7 +427,7 @@ class LexicalIndex:
 
     def _load_snapshot(self, snapshot: Any) -> None:
         assert self.directory is not None
-        if not (isinstance(snapshot, str) and _V1_SNAPSHOT_NAME.fullmatch(snapshot)):
+        if not (isinstance(snapshot, str) and V1_SNAPSHOT_NAME.fullmatch(snapshot)):
             raise _Corrupt(f"bad snapshot name {snapshot!r}")
         segment, self._terms = Segment.from_snapshot(self.directory / snapshot)
         self._vocab = {t: i for i, t in enumerate(self._terms)}
@@ -496,24 +491,4 @@ class LexicalIndex:
             self._segments = [s.mapped(self.directory) if s.name in written else s for s in self._segments]
             referenced = {s.name for s in self._segments}
             replaced, self._known = self._known - referenced, referenced
-            self._remove_unreferenced(replaced, referenced)
-
-    def _remove_unreferenced(self, replaced: set[str], referenced: set[str]) -> None:
-        """Remove the segments this process replaced, first-format snapshots and crashed saves' leftovers."""
-        assert self.directory is not None
-        stale = time.time() - _ORPHAN_AGE_S
-        for entry in self.directory.iterdir():
-            name = entry.name
-            if name == _MANIFEST or name in referenced:
-                continue
-            leftover = name.startswith(("seg-", ".")) and entry.stat().st_mtime < stale
-            if name in replaced or _V1_SNAPSHOT_NAME.fullmatch(name) or leftover:
-                if entry.is_dir():
-                    shutil.rmtree(entry, ignore_errors=True)
-                else:
-                    entry.unlink(missing_ok=True)
-
-
-def _size(segment: Segment, dead: np.ndarray) -> int:
-    """What a merge of the segment costs: its live rows and their (row, term) pairs."""
-    return segment.live_pairs(dead) + len(segment) - int(dead.sum())
+            remove_unreferenced(self.directory, replaced, referenced)

@@ -18,9 +18,13 @@ lists, ``ids.json`` and ``terms.json`` (the strings of the terms it introduced).
 from __future__ import annotations
 
 import json
+import re
 import secrets
+import shutil
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +35,9 @@ from sextant.kb.durable import write_json
 IntArray = np.ndarray[Any, np.dtype[np.int64]]
 _ARRAYS = ("offsets", "terms", "tfs", "dl", "post_terms", "indptr", "post_rows", "post_tfs")
 _DTYPES = {"offsets": np.int64, "terms": np.int32, "tfs": np.int32, "dl": np.int64, "indptr": np.int64}
+V1_SNAPSHOT_NAME = re.compile(r"snap-\d+-[0-9a-f]+")  # the first format's one folder
+# A folder of another process's save that no manifest names after this long is a crashed save's leftover.
+_ORPHAN_AGE_S = 3600.0
 _DTYPES |= {"post_terms": np.int32, "post_rows": np.int32, "post_tfs": np.int32}
 
 
@@ -79,6 +86,19 @@ class Segment:
             post_tfs=tfs[order].astype(np.int32, copy=False),
         )
 
+    @classmethod
+    def from_terms(cls, ids: Sequence[str], terms: Sequence[Sequence[int]], vocab: tuple[int, int]) -> Segment:
+        """A segment of chunks given as their words' term ids (``terms[i]``: chunk ``ids[i]``'s, in text order)."""
+        lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
+        flat = np.fromiter(chain.from_iterable(terms), np.int64, int(lengths.sum()))
+        # One sort turns token lists into (chunk, term, count) bags: key = chunk * V + term.
+        n_terms = max(vocab[1], 1)
+        key = np.repeat(np.arange(len(terms), dtype=np.int64), lengths) * n_terms + flat
+        pairs, tfs = np.unique(key, return_counts=True)
+        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(pairs // n_terms, minlength=len(terms)), out=offsets[1:])
+        return cls.build(ids, offsets, (pairs % n_terms).astype(np.int32), tfs.astype(np.int32), vocab)
+
     def __len__(self) -> int:
         return len(self.ids)
 
@@ -100,9 +120,10 @@ class Segment:
             return self.terms[:0]
         return np.concatenate([self.terms[self.offsets[r] : self.offsets[r + 1]] for r in rows])
 
-    def live_pairs(self, dead: np.ndarray) -> int:
-        """The (row, term) pairs of the rows not marked ``dead``: the work a merge of this segment costs."""
-        return int(self.offsets[-1]) - int(np.diff(self.offsets)[dead].sum())
+    def merge_cost(self, dead: np.ndarray) -> int:
+        """What merging this segment costs, its rows not marked ``dead`` and their (row, term) pairs."""
+        live_pairs = int(self.offsets[-1]) - int(np.diff(self.offsets)[dead].sum())
+        return live_pairs + len(self) - int(dead.sum())
 
     # --- persistence --------------------------------------------------------------------------------------
 
@@ -225,6 +246,22 @@ def renumbered(segment: Segment, new_id: np.ndarray, n_terms: int) -> Segment:
     stay sorted) into ``n_terms``: the vocabulary compacted once most of it occurs nowhere."""
     terms = new_id[segment.terms].astype(np.int32)
     return Segment.build(segment.ids, segment.offsets, terms, segment.tfs, (0, n_terms))
+
+
+def remove_unreferenced(directory: Path, replaced: set[str], referenced: set[str]) -> None:
+    """Remove the segments this process ``replaced``, first-format snapshots and crashed saves' leftovers; never a
+    folder the manifest names (``referenced``) nor another process's segment younger than ``_ORPHAN_AGE_S``."""
+    stale = time.time() - _ORPHAN_AGE_S
+    for entry in directory.iterdir():
+        name = entry.name
+        if name == "manifest.json" or name in referenced:
+            continue
+        leftover = name.startswith(("seg-", ".")) and entry.stat().st_mtime < stale
+        if name in replaced or V1_SNAPSHOT_NAME.fullmatch(name) or leftover:
+            if entry.is_dir():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
 
 
 def _check_bags(ids: Any, terms: Any, offsets: Any, term_ids: Any, tfs: Any) -> None:
