@@ -51,9 +51,10 @@ from sextant.evals.beir import BeirDoc
 from sextant.kb import lexical as lexical_module
 from sextant.kb import store as store_module
 from sextant.kb.chunking import ChunkingConfig, chunk_document
+from sextant.kb.content_hash import CHUNKER_VERSION
 from sextant.kb.embeddings import Embedder, load_embedder, quiet_model_loading
 from sextant.kb.indexing import DEFAULT_POLICY, index_text
-from sextant.kb.knowledge_base import CHUNKER_VERSION, EMBED_BATCH, KnowledgeBase
+from sextant.kb.knowledge_base import EMBED_BATCH, KnowledgeBase
 from sextant.kb.lexical import LexicalIndex
 from sextant.settings import KbSettings
 
@@ -191,7 +192,7 @@ PROFILE_STAGES = {
     ("sextant/kb/store.py", "write_document"): "Chroma write (ChunkStore.write_document)",
     ("sextant/kb/lexical.py", "add"): "BM25 add (LexicalIndex.add)",
     ("sextant/kb/lexical.py", "save"): "BM25 save (LexicalIndex.save)",
-    ("sextant/kb/knowledge_base.py", "_content_hash"): "content hash",
+    ("sextant/kb/content_hash.py", "content_hash"): "content hash",
 }
 
 

@@ -3,7 +3,8 @@
 A probe, not a product path (learning/query-encoder.md): a question encoder trained on other collections lifts
 them and lowers the golden sets when it replaces MiniLM's question side. Here the store is searched twice, with
 MiniLM's question vector and with the trained encoder's, and both dense lists are fused with BM25 by the
-product's RRF (three lists). Cosines for the cap and abstention stay MiniLM's, as in the product.
+product's RRF (three lists): the encoder's is a ranked list the searcher fuses beside its own two
+(``Searcher.extra``). Cosines for the cap and abstention stay MiniLM's, as in the product.
 
     python bench/query_side_ensemble.py --encoder /tmp/qe/soup2 --set small large \
         --beir scifact:models/splits/scifact/heldout.tsv nfcorpus:dev
@@ -16,7 +17,8 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -26,49 +28,48 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from beir_split import BeirSplit, read_split
 from probe_sets import add_set_arguments
 
-import sextant.kb.search as search_module
 from sextant.evals import beir
 from sextant.evals.cli import golden_sets
 from sextant.evals.golden import Question, load_golden
 from sextant.evals.harness import evaluate
 from sextant.kb.embeddings import Embedder, load_query_encoder, quiet_model_loading
 from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.kb.ranked_lists import Asked, DenseList, Ranked, Retriever
+from sextant.kb.stored import StoredChunk
 from sextant.settings import KbSettings
 
-RRF = search_module.reciprocal_rank_fusion
+
+class EncoderList:
+    """The store's dense list searched from ``encoder``'s vector of the question: a third list for the searcher."""
+
+    retriever: Retriever = "dense"
+    stage = "dense_encoder"
+
+    def __init__(self, dense: DenseList, encoder: Embedder, weight: float) -> None:
+        self.dense, self.encoder, self.weight = dense, encoder, weight
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def ranked(self, asked: Asked) -> Ranked:
+        return self.dense.ranked(self._own(asked))
+
+    def scores(self, asked: Asked, ranked: Ranked, candidates: Mapping[str, StoredChunk]) -> dict[str, float]:
+        return self.dense.scores(self._own(asked), ranked, candidates)
+
+    def _own(self, asked: Asked) -> Asked:
+        """``asked`` from the encoder's vector; feedback's moved vector is the packaged encoder's, not this one's."""
+        if asked.query not in self._vectors:
+            self._vectors[asked.query] = self.encoder.embed_query(asked.query)
+        return replace(asked, vector=self._vectors[asked.query])
 
 
 def use_variant(kb: KnowledgeBase, encoder: Embedder, variant: str) -> None:
     """Set ``kb``'s search to ``variant`` with ``encoder`` as the trained question side."""
     searcher = kb.searcher
     searcher.embedder = encoder if variant == "replace" else kb.embedder
-    search_module.reciprocal_rank_fusion = RRF  # type: ignore[assignment]
-    if not variant.startswith("third:"):
-        return
-    weight = float(variant.split(":", 1)[1])
-    asked: dict[str, np.ndarray] = {}
-    embed = kb.embedder.embed_query
-
-    def embed_query(query: str) -> np.ndarray:
-        asked["vector"] = encoder.embed_query(query)
-        return embed(query)
-
-    def fuse(rankings: Sequence[Sequence[str]], k: int, weights: Sequence[float] | None = None) -> list:
-        third = [i for i, _ in searcher._dense(asked["vector"], searcher.depth, None, None)]
-        return RRF([*rankings, third], k, [*(weights or [1.0] * len(rankings)), weight])
-
-    searcher.embedder = _Asking(kb.embedder, embed_query)
-    search_module.reciprocal_rank_fusion = fuse  # type: ignore[assignment]
-
-
-class _Asking:
-    """``embedder`` whose ``embed_query`` is ``embed_query``; everything else is the embedder's."""
-
-    def __init__(self, embedder: Embedder, embed_query: object) -> None:
-        self._embedder, self.embed_query = embedder, embed_query
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._embedder, name)
+    searcher.extra = []
+    if variant.startswith("third:"):
+        weight = float(variant.split(":", 1)[1])
+        searcher.extra = [EncoderList(DenseList(kb.store, kb.ann), encoder, weight)]
 
 
 def main(argv: Sequence[str] | None = None) -> None:

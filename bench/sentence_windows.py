@@ -36,6 +36,7 @@ from sextant.evals.harness import evaluate
 from sextant.kb.embeddings import quiet_model_loading
 from sextant.kb.indexing import index_text
 from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.kb.ranked_lists import Asked, DenseList, Ranked
 from sextant.settings import KbSettings
 
 Vectors = tuple[list[str], np.ndarray, np.ndarray, np.ndarray]  # chunk ids, their vectors, window owners, windows
@@ -70,26 +71,33 @@ def windows_of(kb: KnowledgeBase, window: int, cache: Path) -> Vectors:
     return found
 
 
-def use_variant(kb: KnowledgeBase, vectors: Vectors, variant: str) -> None:
-    """Replace ``kb``'s dense list with an exact scan ranking chunks by ``variant``."""
-    ids, chunks, owner, windows = vectors
+class WindowScan(DenseList):
+    """An exact scan ranking every chunk by ``variant`` of its own cosine and its best window's."""
 
-    def dense(vector: np.ndarray, depth: int, allowed: object, doc_ids: object) -> list[tuple[str, float]]:
-        own = chunks @ vector
+    def __init__(self, kb: KnowledgeBase, vectors: Vectors, variant: str) -> None:
+        super().__init__(kb.store, None, kb.searcher.dense.weight)
+        self.vectors, self.variant = vectors, variant
+
+    def ranked(self, asked: Asked) -> Ranked:
+        ids, chunks, owner, windows = self.vectors
+        own = chunks @ asked.vector
         best = np.full(len(ids), -1.0, np.float32)
-        np.maximum.at(best, owner, windows @ vector)
-        if variant == "chunk":
+        np.maximum.at(best, owner, windows @ asked.vector)
+        if self.variant == "chunk":
             score = own
-        elif variant == "sentence":
+        elif self.variant == "sentence":
             score = best
-        elif variant == "max":
+        elif self.variant == "max":
             score = np.maximum(own, best)
         else:
-            share = float(variant.removeprefix("mix"))
+            share = float(self.variant.removeprefix("mix"))
             score = (1 - share) * own + share * best
-        return [(ids[i], float(score[i])) for i in np.argsort(-score)[:depth]]
+        return [(ids[i], float(score[i])) for i in np.argsort(-score)[: asked.depth]]
 
-    kb.searcher._dense = dense  # type: ignore[method-assign]
+
+def use_variant(kb: KnowledgeBase, vectors: Vectors, variant: str) -> None:
+    """Replace ``kb``'s dense list with an exact scan ranking chunks by ``variant``."""
+    kb.searcher.dense = WindowScan(kb, vectors, variant)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

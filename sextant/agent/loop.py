@@ -16,15 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from sextant.agent.answer_check import AnswerCheck
-from sextant.agent.answer_type import answers_kind
 from sextant.agent.citations import CitationReport, MarkerScanner, check, labels_in
 from sextant.agent.events import (
     AgentEvent,
     AnswerEvent,
-    AnswerStatement,
     CitationEvent,
     CitationSummary,
-    RemovedStatement,
     SourcesEvent,
     StatementEvent,
     TokenEvent,
@@ -32,15 +29,15 @@ from sextant.agent.events import (
     ToolResultEvent,
     UsageInfo,
     Verification,
-    WrittenQuote,
 )
 from sextant.agent.excerpts import excerpt_answer, excerpt_statements
-from sextant.agent.grounding import QuoteMatch, Unsupported, check_statement, render
+from sextant.agent.grounding import QuoteMatch, Unsupported, render
 from sextant.agent.kb_client import ToolOutcome
 from sextant.agent.passages import Passage, PassageBook
 from sextant.agent.policies import MAX_TURNS, ForcedSearch, Policy, Search, ToolUse
 from sextant.agent.search_tool import EMPTY_KNOWLEDGE_BASE, read_search, search_arguments
 from sextant.agent.settings import AgentSettings
+from sextant.agent.statement_checks import StatementChecks, StatementTally
 from sextant.agent.verify import verify_answer
 from sextant.llm.chat import (
     ChatModel,
@@ -48,7 +45,6 @@ from sextant.llm.chat import (
     Message,
     ModelError,
     ModelTurn,
-    Statement,
     StatementDone,
     TextDelta,
     ToolCall,
@@ -104,21 +100,7 @@ class _Run:
     found_any: bool = False
     empty_kb: bool = False  # a search found the knowledge base holding no documents at all
     ready: bool = False  # a tool-calling model stopped searching
-    statements: list[AnswerStatement] = field(default_factory=list)
-    quotes: int = 0
-    quotes_found: int = 0
-    answer_checks: int = 0
-    removed: list[RemovedStatement] = field(default_factory=list)  # by either check, as the model wrote them
-
-    @property
-    def unsourced(self) -> list[str]:
-        """Statements dropped because no quote was found in a passage shown."""
-        return [r.text for r in self.removed if r.check == "quote"]
-
-    @property
-    def not_answering(self) -> list[str]:
-        """Statements kept by the quote check and dropped by the answer check."""
-        return [r.text for r in self.removed if r.check == "answer"]
+    tally: StatementTally = field(default_factory=StatementTally)  # the statements kept, and what was removed
 
     def shown_passages(self) -> list[Passage]:
         return self.book.knowledge_base(self.shown)
@@ -151,6 +133,11 @@ class AgentLoop:
         self.quotes: QuoteMatch = quotes
         self.web_search = web_search
         self.max_output_tokens = max_output_tokens
+
+    @property
+    def checks(self) -> StatementChecks:
+        """The checks each statement the model writes passes to reach the answer."""
+        return StatementChecks(self.unsupported, self.quotes, self.answer_check)
 
     @classmethod
     def from_settings(
@@ -231,13 +218,13 @@ class AgentLoop:
                             yield CitationEvent(label=label, valid=label in run.shown)
                     elif isinstance(chunk, StatementDone):
                         streamed += 1
-                        for event in await self._statement(run, chunk.statement):
+                        for event in await self.checks.check(run, chunk.statement):
                             yield event
                     elif isinstance(chunk, TurnEnd):
                         end = chunk
             except ModelError as exc:
                 log.warning("model turn failed: %s", exc)
-                if not prose and not turn_text and not run.statements:
+                if not prose and not turn_text and not run.tally.statements:
                     async for event in self._excerpts(run, f"the model could not be reached ({exc})"):
                         yield event
                     return
@@ -251,7 +238,7 @@ class AgentLoop:
                 if not streamed:
                     # An adapter that only reports statements at the end still gets them checked.
                     for statement in end.statements:
-                        for event in await self._statement(run, statement):
+                        for event in await self.checks.check(run, statement):
                             yield event
                 break
             if step.tool_choice == "none":
@@ -277,53 +264,17 @@ class AgentLoop:
         async for event in self._answer(run, model, "".join(prose).strip()):
             yield event
 
-    async def _statement(self, run: _Run, statement: Statement) -> list[AgentEvent]:
-        """Check one statement's quotes, then whether they answer; a kept one is streamed at once with its evidence."""
-        checked = check_statement(
-            statement, run.book, run.shown, self.unsupported, question=run.question, quotes=self.quotes
-        )
-        run.quotes += checked.quotes
-        run.quotes_found += checked.found
-        if checked.statement is None:
-            if not checked.abstains:
-                run.removed.append(_removed(statement, "quote"))
-            return []
-        kept = checked.statement
-        if kept.supported and not await self._answers(run, kept):
-            run.removed.append(_removed(statement, "answer"))
-            return []
-        events: list[AgentEvent] = [
-            TokenEvent(text=render(kept, first=not run.statements)),
-            *(CitationEvent(label=e.label, valid=True) for e in kept.evidence),
-            StatementEvent(index=len(run.statements), statement=kept),
-        ]
-        run.statements.append(kept)
-        return events
-
-    async def _answers(self, run: _Run, statement: AnswerStatement) -> bool:
-        """Whether ``statement`` answers: the kind of answer the question asks for (a number for "how many"),
-        then the answer check's verdict; a model check that cannot be made keeps the statement."""
-        if not answers_kind(run.question, statement.text):
-            run.answer_checks += 1
-            return False
-        if self.answer_check is None:
-            return True
-        try:
-            answers = await self.answer_check.answers(run.question, statement, run.book)
-        except ModelError as exc:
-            log.warning("answer check skipped: %s", exc)
-            return True
-        run.answer_checks += 1
-        return answers
-
     async def _answer(self, run: _Run, model: ChatModel, prose: str) -> AsyncIterator[AgentEvent]:
-        if not prose and not run.statements:
+        tally = run.tally
+        if not prose and not tally.statements:
             yield TokenEvent(text=run.unanswered())
         draft = (
-            prose or "".join(render(s, first=i == 0) for i, s in enumerate(run.statements)).strip() or run.unanswered()
+            prose
+            or "".join(render(s, first=i == 0) for i, s in enumerate(tally.statements)).strip()
+            or run.unanswered()
         )
         report = check(draft, run.shown)
-        verification = Verification(checked=False, action=self.verify, note=_quote_note(run))
+        verification = Verification(checked=False, action=self.verify, note=tally.note())
         answer_text = report.text
         if self.verify != "off" and report.cited:
             answer_text, verification, extra = await verify_answer(
@@ -334,14 +285,18 @@ class AgentLoop:
                 self.budget.add(extra.cost_usd)
         final = check(answer_text, run.shown)
         verification = verification.model_copy(
-            update={"answer_checks": run.answer_checks, "not_answering": run.not_answering, "removed": run.removed}
+            update={
+                "answer_checks": tally.answer_checks,
+                "not_answering": tally.not_answering,
+                "removed": tally.removed,
+            }
         )
         yield AnswerEvent(
             text=final.text,
             mode="model",
             model=model.name,
-            citations=_citation_summary(final, report, run.unsourced),
-            statements=run.statements,
+            citations=_citation_summary(final, report, tally.unsourced),
+            statements=tally.statements,
             verification=verification,
             usage=_usage_info(run.usage),
             turns=run.turns,
@@ -467,22 +422,6 @@ def _summary(structured: dict[str, Any]) -> str:
     if "documents" in structured:
         return f"{len(structured['documents'])} documents"
     return ", ".join(f"{k}={v}" for k, v in list(structured.items())[:4])[:300]
-
-
-def _removed(statement: Statement, check: Literal["quote", "answer"]) -> RemovedStatement:
-    quotes = [WrittenQuote(label=q.label, quote=q.text) for q in statement.quotes]
-    return RemovedStatement(text=statement.text, quotes=quotes, check=check)
-
-
-def _quote_note(run: _Run) -> str:
-    if not run.quotes:
-        note = "statements are kept only where their quotes stand in the passages they cite"
-    else:
-        note = f"{run.quotes_found} of {run.quotes} quotes found in the passages they named; the rest were removed"
-    if run.answer_checks:
-        gone = len(run.not_answering)
-        note += f"; {gone} of {run.answer_checks} statements removed because their sentences do not answer the question"
-    return note
 
 
 def _citation_summary(answer: CitationReport, draft: CitationReport, unsourced: list[str]) -> CitationSummary:

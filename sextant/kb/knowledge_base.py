@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
-import json
 import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -26,9 +23,10 @@ from sextant.contract.results import (
 )
 from sextant.kb.chunk_meta import ChunkMeta
 from sextant.kb.chunking import ChunkingConfig, chunk_document
+from sextant.kb.content_hash import content_hash, dense_key
 from sextant.kb.derived_indexes import FETCH_BATCH, DerivedIndexes, lexical_dir, lock_folder
 from sextant.kb.document_ids import container_source, is_container, validate_document_id
-from sextant.kb.documents import LoadedDocument, PageSpan, SectionSpan, TableSpan
+from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder, load_embedder, load_query_encoder
 from sextant.kb.follow_migration import following_migrations
 from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
@@ -45,11 +43,7 @@ from sextant.settings import KbSettings
 
 log = logging.getLogger(__name__)
 
-# Bump when chunk boundaries change for the same settings, so unchanged files are re-chunked.
-CHUNKER_VERSION = 1
 EMBED_BATCH = 32
-# Span fields added since stores were first written, with their defaults.
-_LATER_FIELDS: dict[str, object] = {"anchor": "", "unit": "page"}
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, message)``: called as a document's chunks are embedded."""
@@ -200,10 +194,12 @@ class KnowledgeBase:
             raise KnowledgeBaseError(f"{doc_id}: the document has no text to index")
         if len(doc.text) > (limit := self.settings.max_document_chars):
             raise KnowledgeBaseError(f"{doc_id}: {too_many_chars_reason(len(doc.text), limit)}")
-        content_hash = self._content_hash(doc, source, category, file_hash)
+        hashed = content_hash(
+            doc, source, category, file_hash, chunking=self.chunking, embedder=self.embedder.name, policy=self.policy
+        )
         previous = self.store.get_document(doc_id)
         kept = original if original is not None and is_pdf(original) else None
-        if previous is not None and previous.content_hash == content_hash:
+        if previous is not None and previous.content_hash == hashed:
             if kept is not None and self.originals.get(doc_id) is None:  # stored before originals were kept
                 with self.indexes.writing():
                     self._replace_original(doc_id, kept)
@@ -229,7 +225,7 @@ class KnowledgeBase:
             title=doc.title,
             source=source,
             category=category,
-            content_hash=content_hash,
+            content_hash=hashed,
             chunk_count=len(chunks),
             chars=len(doc.text),
             about=_about(doc),
@@ -243,7 +239,7 @@ class KnowledgeBase:
         dense_texts = [
             index_text(c.text, m.to_chroma(), self.policy.dense_context) for c, m in zip(chunks, plain, strict=True)
         ]
-        metas = [dataclasses.replace(m, dense_key=_dense_key(d)) for m, d in zip(plain, dense_texts, strict=True)]
+        metas = [dataclasses.replace(m, dense_key=dense_key(d)) for m, d in zip(plain, dense_texts, strict=True)]
         # An update names its own id here: read it once, or its chunk ids reach the store twice in one get.
         other = self.store.get_document(reuse_vectors_of) if reuse_vectors_of not in (None, doc_id) else None
         reusable = [r for r in (previous, other) if r is not None]
@@ -369,23 +365,6 @@ class KnowledgeBase:
         """
         return self.indexes.batch()
 
-    def _content_hash(self, doc: LoadedDocument, source: str, category: str, file_hash: str) -> str:
-        spans = json.dumps([[_span_key(s) for s in group] for group in (doc.pages, doc.sections, doc.tables)])
-        parts = [
-            doc.text,
-            doc.title,
-            source,
-            category,
-            spans,
-            asdict(self.chunking),
-            self.embedder.name,
-            CHUNKER_VERSION,
-            asdict(self.policy),
-        ]
-        # Only when there is one, so that documents stored before files were hashed keep their hashes.
-        key = json.dumps([*parts, file_hash] if file_hash else parts)
-        return hashlib.sha256(key.encode("utf-8")).hexdigest()
-
     @following_migrations
     def refresh(self, *, full: bool = False) -> bool:
         """Bring the derived indexes up to the store's changes by other clients (``DerivedIndexes.refresh``)."""
@@ -460,17 +439,6 @@ class KnowledgeBase:
             followed_writes=self.indexes.followed,
             store_reloads=self.store.reloads,
         )
-
-
-def _span_key(span: PageSpan | SectionSpan | TableSpan) -> dict[str, Any]:
-    """A span's fields as hashed. A field added after documents were stored (a section's ``anchor``, a page's
-    ``unit``) is left out at its default, so those documents keep their hashes and are not embedded again."""
-    fields = asdict(span)
-    return {name: value for name, value in fields.items() if name not in _LATER_FIELDS or value != _LATER_FIELDS[name]}
-
-
-def _dense_key(dense_text: str) -> str:
-    return hashlib.sha256(dense_text.encode("utf-8")).hexdigest()[:32]
 
 
 def _about(doc: LoadedDocument, limit: int = 280) -> str:

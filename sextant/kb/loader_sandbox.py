@@ -4,8 +4,8 @@ A broken or hostile file can make a parser loop, allocate without end or crash i
 C). Parsed in the server's own process, any of those takes the server down; parsed here, it costs one
 worker, which is killed and replaced, and the file is refused with the limit it hit.
 
-One long-lived worker (``python -m sextant.kb.loader_sandbox``) serves file after file, since starting one
-costs about a second of imports. It caps its own address space with ``RLIMIT_AS`` (Linux), and the
+One long-lived worker (``python -m sextant.kb.loader_worker``, its side of the protocol) serves file after file,
+since starting one costs about a second of imports. It caps its own address space with ``RLIMIT_AS`` (Linux), and the
 parent kills it when a file takes longer than the time limit. Requests are serialised by a lock: one
 file at a time, in arrival order. The protocol is length-prefixed frames on the worker's stdin and
 stdout, and replies are JSON, never pickle: the worker reads hostile input, so nothing it sends back
@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import functools
 import json
-import math
 import os
 import select
 import signal
@@ -56,7 +54,7 @@ from sextant.kb.loaders import loader_of, ocr
 from sextant.settings import KbSettings
 
 MB = 1024 * 1024
-_FRAME = struct.Struct(">Q")
+FRAME = struct.Struct(">Q")
 # A worker imports PyMuPDF, pypdf and python-docx before it says it is ready.
 _START_TIMEOUT_S = 120.0
 # Native libraries size their thread pools and malloc arenas by the core count; in a worker that parses
@@ -125,7 +123,7 @@ class BoundedParser:
     """Parses files in a worker process under ``limits``; safe to share between threads."""
 
     def __init__(self, limits: ParseLimits | None = None, *, command: Sequence[str] | None = None) -> None:
-        """``command`` replaces the worker (``python -m sextant.kb.loader_sandbox``); tests run stand-ins with it."""
+        """``command`` replaces the worker (``python -m sextant.kb.loader_worker``); tests run stand-ins with it."""
         self.limits = limits or ParseLimits()
         self._command = list(command) if command is not None else None
         self.starts = 0  # workers started so far; the fuzz run reports it
@@ -194,8 +192,8 @@ class BoundedParser:
             worker = self._ready_worker(name)
             assert worker.stdin is not None
             try:
-                _write_frame(worker.stdin, header)
-                _write_frame(worker.stdin, data)
+                write_frame(worker.stdin, header)
+                write_frame(worker.stdin, data)
                 worker.stdin.flush()
             except OSError:
                 pass  # the worker stopped reading (out of memory, or dead): its reply, if any, says which
@@ -264,7 +262,7 @@ class BoundedParser:
         # The worker must import this very package, even when it runs from a checkout that is not installed.
         root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
-        command = self._command or [sys.executable, "-m", "sextant.kb.loader_sandbox"]
+        command = self._command or [sys.executable, "-m", "sextant.kb.loader_worker"]
         command = [*command, str(self.limits.memory_mb), str(self.limits.timeout_s)]
         # Own session: a Ctrl-C meant for the parent must not interrupt the worker mid-reply.
         worker = subprocess.Popen(
@@ -348,8 +346,9 @@ def document_from_json(data: dict[str, Any]) -> LoadedDocument:
     )
 
 
-def _write_frame(stream: IO[bytes], payload: bytes) -> None:
-    stream.write(_FRAME.pack(len(payload)))
+def write_frame(stream: IO[bytes], payload: bytes) -> None:
+    """One frame of the protocol, either way: the payload's length, then the payload."""
+    stream.write(FRAME.pack(len(payload)))
     stream.write(payload)
 
 
@@ -376,147 +375,8 @@ def _read_exactly(fd: int, n: int, deadline: float) -> bytes:
 def _read_frame(worker: subprocess.Popen[bytes], deadline: float) -> dict[str, Any]:
     assert worker.stdout is not None
     fd = worker.stdout.fileno()
-    (size,) = _FRAME.unpack(_read_exactly(fd, _FRAME.size, deadline))
+    (size,) = FRAME.unpack(_read_exactly(fd, FRAME.size, deadline))
     reply = json.loads(_read_exactly(fd, size, deadline))
     if not isinstance(reply, dict):
         raise EOFError
     return reply
-
-
-# --- the worker side ----------------------------------------------------------------------------
-
-
-def _serve(memory_mb: int, timeout_s: float) -> None:
-    """Parse requests from stdin until it closes, one reply frame each."""
-    import logging
-    import resource
-
-    # stdout carries the protocol; a library that prints would corrupt it, so fd 1 becomes stderr.
-    replies = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
-    requests = sys.stdin.buffer
-    # Each damaged file makes pypdf log its repairs; the refusal reason already says what matters.
-    logging.basicConfig(level=logging.ERROR)
-
-    import pymupdf
-
-    from sextant.kb.loaders import import_loaders
-
-    import_loaders()
-    pymupdf.TOOLS.mupdf_display_errors(False)
-    pymupdf.TOOLS.mupdf_display_warnings(False)
-    if sys.platform.startswith("linux"):
-        limit = memory_mb * MB
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crash must not write a core dump per bad file
-    _send(replies, {"ready": True})
-    while True:
-        try:
-            header = json.loads(_read_request(requests))
-            data = _read_request(requests)
-        except EOFError:
-            return
-        except MemoryError:  # the file alone does not fit
-            _send(replies, {"memory": True})
-            return
-        # If the parent dies while a file stalls, nobody kills this worker: the alarm does (SIGALRM ends it).
-        signal.alarm(int(timeout_s) + 30)
-        chosen = _ocr_options(header)
-        with ocr.configured(chosen, on_page=functools.partial(_more_time, replies, chosen.timeout_s)):
-            work = _WORK.get(str(header.get("op")), _parse_one)
-            reply = _answer(functools.partial(work, data, header))
-        signal.alarm(0)
-        try:
-            _send(replies, reply)
-        except BrokenPipeError:
-            return
-        if "memory" in reply:
-            return
-
-
-def _ocr_options(header: dict[str, Any]) -> ocr.OcrOptions:
-    given = header.get("ocr")
-    if not isinstance(given, dict):
-        return ocr.OcrOptions()
-    mode: ocr.OcrMode = "off" if given.get("mode") == "off" else "auto"
-    return ocr.OcrOptions(mode=mode, lang=str(given["lang"]), timeout_s=float(given["timeout_s"]))
-
-
-def _more_time(replies: IO[bytes], seconds: float) -> None:
-    """Ask the parent for ``seconds`` more (a page is about to be OCR'd), and give the alarm as much."""
-    _send(replies, {"more_time_s": seconds})
-    signal.alarm(signal.alarm(0) + math.ceil(seconds))
-
-
-def _parse_one(data: bytes, header: dict[str, Any]) -> dict[str, Any]:
-    from sextant.kb.loaders import load_bytes
-
-    doc = load_bytes(data, str(header["name"]), max_pdf_pages=int(header["max_pdf_pages"]))
-    if len(doc.text) > int(header["max_chars"]):
-        return {"refused": too_many_chars_reason(len(doc.text), int(header["max_chars"]))}
-    return {"document": document_to_json(doc)}
-
-
-def _unpack_one(data: bytes, header: dict[str, Any]) -> dict[str, Any]:
-    from sextant.kb.loaders import unpack_bytes
-
-    found = unpack_bytes(data, str(header["name"]))
-    files = [
-        {"key": f.key, "name": f.name, "title": f.title, "data": base64.b64encode(f.data).decode("ascii")}
-        for f in found.files
-    ]
-    return {"unpacked": {"files": files, "skipped": [asdict(skipped) for skipped in found.skipped]}}
-
-
-def _answer(work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """``work``'s reply, or what stopped it: memory, a loader's refusal, or any other error (a crash)."""
-    try:
-        return work()
-    except MemoryError:
-        return {"memory": True}
-    except LoadError as exc:
-        # Loaders turn a parser's own error into a refusal; one that was really out of memory says so.
-        return {"memory": True} if _caused_by_memory(exc) else {"refused": exc.reason}
-    except Exception as exc:
-        return {"memory": True} if _caused_by_memory(exc) else {"error": f"{type(exc).__name__}: {exc}"[:500]}
-
-
-def _as_pdf_one(data: bytes, header: dict[str, Any]) -> dict[str, Any]:
-    from sextant.kb.loaders import image
-
-    pdf = image.as_pdf(data, str(header["name"]), max_pages=int(header["max_pdf_pages"]))
-    return {"pdf": base64.b64encode(pdf).decode("ascii")}
-
-
-_WORK = {"parse": _parse_one, "unpack": _unpack_one, "as_pdf": _as_pdf_one}
-
-
-def _caused_by_memory(exc: BaseException) -> bool:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, MemoryError):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
-
-
-def _read_request(stream: IO[bytes]) -> bytes:
-    head = stream.read(_FRAME.size)
-    if len(head) < _FRAME.size:
-        raise EOFError
-    (size,) = _FRAME.unpack(head)
-    data = stream.read(size)
-    if len(data) < size:
-        raise EOFError
-    return data
-
-
-def _send(stream: IO[bytes], reply: dict[str, Any]) -> None:
-    _write_frame(stream, json.dumps(reply).encode("utf-8"))
-    stream.flush()
-
-
-if __name__ == "__main__":
-    _serve(int(sys.argv[1]), float(sys.argv[2]))

@@ -1,21 +1,22 @@
-"""The retrieval pipeline: dense and BM25 candidates, fused, optionally reranked, capped, cut.
+"""The retrieval pipeline: ranked lists fused, optionally reranked, capped, cut.
 
-Stages (each timed): embed the query; dense top-``depth`` from the store; BM25 top-``depth``; the
-candidates read from the store with their vectors; cosine for every candidate (so the cap and abstention
-judge relevance, not rank); fusion by rank (RRF) or by score (each candidate's cosine and BM25 score, each
-over the best); with ``feedback``, the dense list searched again from the question's vector moved toward the
-best passages' (``feedback_vector``) and fused again with the same BM25 list; cross-encoder rescoring
-of the best fused candidates when one is loaded, its rank fused with the other two or replacing them
-(the rest follow in fused order); the per-document cap; abstention; cut to k.
+Stages (each timed): embed the query; each ranked list that takes part in the mode (``sextant.kb.ranked_lists``:
+dense top-``depth`` from the store, BM25 top-``depth``, and any a probe adds), each timed under its own stage;
+the candidates read from the store with their vectors; cosine for every candidate (so the cap and abstention
+judge relevance, not rank); fusion by rank (RRF) or by score (each list's score for every candidate over its
+best); with ``feedback``, the dense lists searched again from the question's vector moved toward the best
+passages' (``feedback_vector``) and fused again with the others as they were; cross-encoder rescoring of the best
+fused candidates when one is loaded, its rank fused with the dense and BM25 ranks or replacing them (the rest
+follow in fused order); the per-document cap; abstention; cut to k.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal, NamedTuple, Protocol, TypeVar
 from urllib.parse import quote
 
 import numpy as np
@@ -27,7 +28,8 @@ from sextant.kb.ann.live import LiveIndex
 from sextant.kb.chunk_meta import ChunkMeta
 from sextant.kb.embeddings import Embedder
 from sextant.kb.fusion import RRF_K, cap_per_document, reciprocal_rank_fusion, score_fusion
-from sextant.kb.lexical import LexicalHit, LexicalIndex
+from sextant.kb.lexical import LexicalIndex
+from sextant.kb.ranked_lists import Asked, Bm25List, DenseList, Ranked, RankedList, takes_part
 from sextant.kb.refusal import KnowledgeBaseError
 from sextant.kb.rerank import Reranker
 from sextant.kb.store import ChunkStore
@@ -54,8 +56,16 @@ class _Candidate:
         return float(value or 0.0)
 
 
+class _Retrieved(NamedTuple):
+    """What one ranked list found for a search."""
+
+    source: RankedList
+    ranked: Ranked
+
+
 class Searcher:
-    """Runs queries against one store, its BM25 index and (optionally) a reranker."""
+    """Runs queries against one store: fuses its ranked lists (dense, BM25 and any ``extra``), then reranks (when a
+    cross-encoder is loaded), caps per document and abstains."""
 
     def __init__(
         self,
@@ -77,24 +87,41 @@ class Searcher:
         ann: LiveIndex | None = None,
         refresh: Callable[[], object] | None = None,
         location: str = "",
+        extra: Sequence[RankedList] = (),
     ) -> None:
         self.embedder = embedder
         self.location = location  # the store's folder or URL, named when it turns out to be empty
         self.refresh = refresh  # brings the caches (BM25, ANN) up to other writers' changes, if any
         self.store = store
-        self.ann = ann  # when set, dense candidates come from this index instead of Chroma's
         self.lexical = lexical
+        self.dense: RankedList = DenseList(store, ann)  # with ``ann``, from that index instead of Chroma's
+        self.bm25: RankedList = Bm25List(lexical)
+        self.extra = list(extra)  # lists fused beside these two, each with its own weight (probes)
         self.reranker = reranker
         self.max_per_document = max_per_document
         self.depth = depth
         self.rule = rule or AbstentionRule()
         self.rrf_k = rrf_k
         self.fusion = fusion  # by rank (RRF) or by each list's scores over its best (score_fusion)
-        self.weights = weights or (DENSE_WEIGHT[fusion], 1.0)  # (dense, BM25); KbSettings.fusion_weights' too
+        self.weights = weights or (DENSE_WEIGHT[fusion], 1.0)
         self.rerank_fusion = rerank_fusion
         self.rerank_candidates = rerank_candidates
         self.competitive = competitive
-        self.feedback = feedback  # passages whose vectors the dense list is searched again with; 0: none
+        self.feedback = feedback  # passages whose vectors the dense lists are searched again with; 0: none
+
+    @property
+    def weights(self) -> tuple[float, float]:
+        """The dense and the BM25 list's weights in fusion, as ``KbSettings.fusion_weights`` gives them."""
+        return self.dense.weight, self.bm25.weight
+
+    @weights.setter
+    def weights(self, pair: tuple[float, float]) -> None:
+        self.dense.weight, self.bm25.weight = pair
+
+    @property
+    def lists(self) -> list[RankedList]:
+        """The ranked lists fused, in this order (the order RRF's ties fall in)."""
+        return [self.dense, self.bm25, *self.extra]
 
     def search(
         self,
@@ -124,20 +151,23 @@ class Searcher:
         q = self.embedder.embed_query(query)
         clock.lap("embed")
 
-        depth = depth or self.depth
-        allowed = self._allowed_chunks(doc_ids)
-        dense = self._dense(q, depth, allowed, doc_ids) if mode != "lexical" else []
-        clock.lap("dense")
-        lexical = self.lexical.search(query, depth, allowed_ids=allowed) if mode != "dense" else []
-        clock.lap("lexical")
-        candidates = self._fused(q, query, mode, dense, lexical, clock)
+        asked = Asked(query, q, depth or self.depth, self._allowed_chunks(doc_ids), doc_ids)
+        retrieved: list[_Retrieved] = []
+        for source in self.lists:
+            if takes_part(source, mode):
+                retrieved.append(_Retrieved(source, source.ranked(asked)))
+            clock.lap(source.stage)
+        candidates = self._fused(asked, q, retrieved, clock)
         if self.feedback and mode != "lexical" and candidates:
             best = self._capped(candidates, self.feedback)
-            fed = feedback_vector(q, [c.chunk.vector for c in best if c.chunk.vector is not None])
-            dense = self._dense(fed, depth, allowed, doc_ids)
+            moved = feedback_vector(q, [c.chunk.vector for c in best if c.chunk.vector is not None])
+            fed = replace(asked, vector=moved)
+            retrieved = [
+                _Retrieved(r.source, r.source.ranked(fed)) if r.source.retriever == "dense" else r for r in retrieved
+            ]
             clock.lap("feedback")
             read = {c.chunk.id: c.chunk for c in candidates}
-            candidates = self._fused(q, query, mode, dense, lexical, clock, read=read, searched=fed)
+            candidates = self._fused(fed, q, retrieved, clock, read=read)
 
         scored_by: ScoredBy = "dense" if mode == "dense" else "lexical" if mode == "lexical" else self.fusion
         if mode in ("hybrid", "rerank") and self.reranker.active and candidates:
@@ -177,27 +207,19 @@ class Searcher:
             timings_ms=timings,
         )
 
-    def _dense(
-        self, vector: np.ndarray, depth: int, allowed: set[str] | None, doc_ids: Sequence[str] | None
-    ) -> list[tuple[str, float]]:
-        return self.ann.query(vector, depth, allowed) if self.ann else self.store.query(vector, depth, doc_ids)
-
     def _fused(
         self,
+        asked: Asked,
         q: np.ndarray,
-        query: str,
-        mode: SearchMode,
-        dense: list[tuple[str, float]],
-        lexical: Sequence[LexicalHit],
+        retrieved: list[_Retrieved],
         clock: _Clock,
         read: dict[str, StoredChunk] | None = None,
-        searched: np.ndarray | None = None,
     ) -> list[_Candidate]:
-        """The dense and BM25 lists fused, each chunk scored against the question ``q``; chunks in ``read``
-        (live ones from a first fusion of this search) are not read from the store again. ``searched``: the
-        vector the dense list was searched with when not ``q`` (feedback's), whose cosines score fusion weighs."""
+        """The ``retrieved`` lists fused, each chunk scored against the question ``q``; chunks in ``read`` (live ones
+        from a first fusion of this search) are not read from the store again. ``asked.vector``: the vector the dense
+        lists were searched with, ``q`` or feedback's, whose cosines score fusion weighs."""
         read = read or {}
-        ids = dict.fromkeys([i for i, _ in dense] + [h.id for h in lexical])
+        ids = dict.fromkeys(cid for r in retrieved for cid, _ in r.ranked)
         chunks = {c.id: c for c in self.store.get_chunks([i for i in ids if i not in read], vectors=True)}
         # A document's record is its version's commit point: while a replacement is written, the new chunks are
         # stored before the record and the old ones removed after it. Only the version the record names is read.
@@ -207,22 +229,18 @@ class Searcher:
         # Removed between the two reads, or with no vector: nothing to cite.
         cosine = {cid: float(chunks[cid].vector @ q) for cid in ids if cid in chunks and chunks[cid].vector is not None}
         clock.lap("cosine")
-        if self.fusion == "scores":
-            lists: list[dict[str, float]] = []
-            weights: list[float] = []
-            if mode != "lexical":
-                by = cosine if searched is None else {cid: float(chunks[cid].vector @ searched) for cid in cosine}
-                lists.append(by)
-                weights.append(self.weights[0])
-            if mode != "dense":
-                bm25 = {h.id: h.score for h in lexical if h.id in cosine}
-                lists.append(bm25 | self.lexical.scores(query, (i for i in cosine if i not in bm25)))
-                weights.append(self.weights[1])
-            ranking = score_fusion(lists, weights)
-        else:
-            ranking = reciprocal_rank_fusion([[i for i, _ in dense], [h.id for h in lexical]], self.rrf_k, self.weights)
+        ranking = self._fuse(asked, retrieved, {cid: chunks[cid] for cid in cosine})
         clock.lap("fuse")
-        return self._score(ranking, chunks, cosine, dense, lexical)
+        return self._score(ranking, chunks, cosine, _found_by(self.dense, retrieved), _found_by(self.bm25, retrieved))
+
+    def _fuse(
+        self, asked: Asked, retrieved: list[_Retrieved], candidates: Mapping[str, StoredChunk]
+    ) -> list[tuple[str, float]]:
+        """By score: each list's score for every candidate, over its best; by rank (RRF): each list's ranks."""
+        weights = [r.source.weight for r in retrieved]
+        if self.fusion == "scores":
+            return score_fusion([r.source.scores(asked, r.ranked, candidates) for r in retrieved], weights)
+        return reciprocal_rank_fusion([[cid for cid, _ in r.ranked] for r in retrieved], self.rrf_k, weights)
 
     def _capped(self, candidates: list[_Candidate], k: int) -> list[_Candidate]:
         return cap_per_document(
@@ -257,24 +275,24 @@ class Searcher:
         ranking: list[tuple[str, float]],
         chunks: dict[str, StoredChunk],
         cosine: dict[str, float],
-        dense: list[tuple[str, float]],
-        lexical: Sequence[LexicalHit],
+        dense: Ranked,
+        bm25: Ranked,
     ) -> list[_Candidate]:
         dense_rank = {cid: r for r, (cid, _) in enumerate(dense, 1)}
-        bm25 = {h.id: h for h in lexical}
+        lexical = {cid: (r, score) for r, (cid, score) in enumerate(bm25, 1)}
         out: list[_Candidate] = []
         for cid, fused in ranking:
             if cid not in cosine:
                 continue
-            hit = bm25.get(cid)
+            hit = lexical.get(cid)
             out.append(
                 _Candidate(
                     chunks[cid],
                     Scores(
                         dense=round(cosine[cid], 6),
                         dense_rank=dense_rank.get(cid),
-                        bm25=round(float(hit.score), 6) if hit else None,
-                        bm25_rank=hit.rank if hit else None,
+                        bm25=round(float(hit[1]), 6) if hit else None,
+                        bm25_rank=hit[0] if hit else None,
                         fused=round(fused, 6),
                     ),
                 )
@@ -292,6 +310,11 @@ class Searcher:
         # The reranker's rank fusion was measured with rank-fusion weights; score fusion's are on another scale.
         weights = self.weights if self.fusion == "rrf" else (DENSE_WEIGHT["rrf"], 1.0)
         return fused_rerank_order(candidates, lambda c: c.chunk.id, self.rrf_k, weights)
+
+
+def _found_by(source: RankedList, retrieved: list[_Retrieved]) -> Ranked:
+    """What ``source`` ranked in this search; nothing when it took no part."""
+    return next((r.ranked for r in retrieved if r.source is source), [])
 
 
 class _Scored(Protocol):

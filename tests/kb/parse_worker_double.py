@@ -1,4 +1,4 @@
-"""A stand-in for the parsing worker (``python -m sextant.kb.loader_sandbox``), for the tests of what the parent does
+"""A stand-in for the parsing worker (``python -m sextant.kb.loader_worker``), for the tests of what the parent does
 when a worker misbehaves in ways no real file triggers on demand.
 
 ``python -m tests.kb.parse_worker_double MODE MEMORY_MB TIMEOUT_S``: says it is ready, reads one request, then

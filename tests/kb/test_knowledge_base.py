@@ -10,7 +10,7 @@ from sextant.kb.document_ids import document_id_for
 from sextant.kb.documents import LoadedDocument, PageSpan, SectionSpan, SkippedPage, join_pages
 from sextant.kb.embeddings import Embedder
 from sextant.kb.fusion import RRF_K
-from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, _span_key
+from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.search import feedback_vector
 from sextant.settings import KbSettings
@@ -314,12 +314,6 @@ def test_feedback_searches_the_dense_list_again_from_the_best_passages(
     for hit in fed.hits:
         dense = 1.5 * moved_cosine[hit.chunk_id] / max(moved_cosine.values())
         assert hit.scores.fused == pytest.approx(dense + bm25[hit.chunk_id] / max(bm25.values()), abs=1e-5)
-
-
-def test_a_section_without_an_anchor_hashes_as_before_the_field_existed() -> None:
-    # Stores written before sections had anchors keep their documents' hashes: nothing is embedded again.
-    assert _span_key(SectionSpan(0, 5, "Tea", 2)) == {"start": 0, "end": 5, "title": "Tea", "level": 2}
-    assert _span_key(SectionSpan(0, 5, "Tea", 2, anchor="tea"))["anchor"] == "tea"
 
 
 def test_a_passage_on_a_slide_is_cited_as_a_slide(kb: KnowledgeBase) -> None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -7,8 +8,12 @@ import numpy as np
 import pytest
 
 from sextant.contract.results import Fusion, Scores
+from sextant.kb.documents import LoadedDocument
+from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.lexical import LexicalIndex
+from sextant.kb.ranked_lists import Asked, Ranked, Retriever
 from sextant.kb.search import FEEDBACK_WEIGHT, Searcher, feedback_vector, fused_rerank_order
+from sextant.kb.stored import StoredChunk
 from sextant.settings import DENSE_WEIGHT
 
 
@@ -59,3 +64,42 @@ def test_a_searcher_given_no_weights_takes_its_fusions_own(fusion: Fusion) -> No
     assert searcher.weights == (DENSE_WEIGHT[fusion], 1.0)
     given = Searcher(unused, unused, LexicalIndex(), unused, max_per_document=2, fusion=fusion, weights=(2.0, 1.0))
     assert given.weights == (2.0, 1.0)
+
+
+@dataclass
+class Pinned:
+    """A ranked list a probe might add: the same chunks, whatever the query."""
+
+    ids: list[str]
+    weight: float = 1.0
+    stage: str = "pinned"
+    retriever: Retriever = "dense"
+
+    def ranked(self, asked: Asked) -> Ranked:
+        return [(cid, 1.0) for cid in self.ids]
+
+    def scores(self, asked: Asked, ranked: Ranked, candidates: Mapping[str, StoredChunk]) -> dict[str, float]:
+        return {cid: 1.0 if cid in self.ids else 0.0 for cid in candidates}
+
+
+def test_a_list_added_to_the_searcher_is_fused_with_its_own_and_timed(kb: KnowledgeBase) -> None:
+    texts = {
+        "espresso": "Brew espresso with water at 93 degrees Celsius.",
+        "bees": "Check the hives for queen cells every week in May.",
+        "tea": "Steep green tea for two minutes at 80 degrees.",
+    }
+    for doc_id, text in texts.items():
+        kb.ingest(doc_id, LoadedDocument(text=text, title=doc_id))
+    question = "how hot should espresso water be"
+    assert kb.search(question, k=3, abstain=False).hits[0].document_id == "espresso"
+    [bees] = kb.store.get_document("bees").chunk_ids()  # type: ignore[union-attr]
+    kb.searcher.extra = [Pinned([bees], weight=10.0)]
+    for fusion in ("rrf", "scores"):
+        kb.searcher.fusion = fusion
+        result = kb.search(question, k=3, abstain=False)
+        assert result.hits[0].document_id == "bees"
+        assert result.hits[0].scores.dense_rank == 3  # its rank in the dense list, not in the added one
+        stages = list(result.timings_ms)
+        assert stages[stages.index("embed") :][:4] == ["embed", "dense", "lexical", "pinned"]
+    # A dense list takes no part in a lexical search.
+    assert kb.search(question, k=3, mode="lexical", abstain=False).hits[0].document_id == "espresso"

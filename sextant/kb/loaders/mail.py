@@ -1,6 +1,6 @@
 """E-mail: a message (.eml) is one document; a mailbox (.mbox) and a message's attachments are unpacked.
 
-A message's text is a short header block (From, To, Cc, Date in ISO 8601, Subject), then its body:
+A message's text is a short header block (From, To, Cc, Date in ISO 8601, Subject: ``mail_headers``), then its body:
 text/plain where multipart/alternative offers it, HTML turned into text where it is all there is,
 enclosed messages (message/rfc822: forwards, digests) inline under their own headers, and last one
 line naming the attachments. Quoted replies and signatures are kept verbatim: the ``>`` marks a quote
@@ -16,10 +16,7 @@ reads, a file over the size limit) is named in ``Unpacked.skipped`` with the rea
 from __future__ import annotations
 
 import codecs
-import email.header
-import email.headerregistry
 import email.policy
-import email.utils
 import hashlib
 import re
 from collections.abc import Collection, Iterator
@@ -30,18 +27,16 @@ from pathlib import PurePath
 
 from sextant.kb.documents import ContainedFile, LoadedDocument, LoadError, SkippedFile, Unpacked
 from sextant.kb.loaders import html as html_loader
-from sextant.kb.loaders.builder import Heading, TextBuilder, clean_title, close_sections, stem
+from sextant.kb.loaders.builder import Heading, TextBuilder, clean_title, close_sections
+from sextant.kb.loaders.mail_headers import clean, context_of, dates, header, header_block, sender, title_of
 
 MAX_MESSAGES = 10_000
 MAX_ATTACHMENT_BYTES = 25 * 2**20  # what most mail services allow for a whole message
 MAX_NESTING = 8  # forwards of forwards; deeper is a loop or an attack, not correspondence
 
-_SHOWN_HEADERS = ("From", "To", "Cc", "Date", "Subject")
-_ADDRESS_HEADERS = frozenset({"From", "To", "Cc"})
 # A file counts as a message only if it has one of these; the parser itself takes any bytes as a body.
 _MESSAGE_HEADERS = {"from", "sender", "to", "cc", "subject", "date", "message-id", "received", "mime-version"}
 _SIGNATURE_TYPES = {"application/pgp-signature", "application/pkcs7-signature", "application/x-pkcs7-signature"}
-_SUBJECT_IN_TITLE = 60
 _HEADER_LINE_RE = re.compile(rb"^[!-9;-~]+:")
 _ENVELOPE_RE = re.compile(rb"^From \S+ .*\b\d\d?:\d\d(?::\d\d)?\b.*\b\d{4}\b")
 _ESCAPED_FROM_RE = re.compile(rb"^>(>*From )", re.MULTILINE)
@@ -122,12 +117,12 @@ def summary(raw: bytes, name: str) -> tuple[str, str, str]:
         LoadError: the bytes are not a message.
     """
     msg = _parse(raw, name)
-    return _dates(msg)[0], _sender(msg), _header(msg, "Subject") or "(no subject)"
+    return dates(msg)[0], sender(msg), header(msg, "Subject") or "(no subject)"
 
 
 def message_key(msg: MIMEPart, raw: bytes) -> str:
     """The Message-ID without angle brackets, or a hash of the message's bytes when it has none."""
-    mid = _header(msg, "Message-ID").strip().strip("<>").strip()
+    mid = header(msg, "Message-ID").strip().strip("<>").strip()
     # "/" separates a message's key from its attachments' part of the key.
     return re.sub(r"[\s/]+", "_", mid) or "sha256-" + hashlib.sha256(raw).hexdigest()[:16]
 
@@ -205,7 +200,7 @@ def _hash_key(raw: bytes) -> str:
 
 
 def _eml_name(msg: MIMEPart) -> str:
-    subject = re.sub(r'[\\/:*?"<>|\x00-\x1f]+', "_", _header(msg, "Subject"))[:80].strip(" .")
+    subject = re.sub(r'[\\/:*?"<>|\x00-\x1f]+', "_", header(msg, "Subject"))[:80].strip(" .")
     return f"{subject or 'message'}.eml"
 
 
@@ -243,12 +238,12 @@ def _document(msg: MIMEPart, name: str, render: _Render) -> LoadedDocument:
     if not len(render.out):
         raise LoadError(name, "empty: the message has no sender, recipients, subject, date or body text")
     text = render.out.text()
-    return LoadedDocument(text=text, title=_title(msg, name), sections=close_sections(render.headings, len(text)))
+    return LoadedDocument(text=text, title=title_of(msg, name), sections=close_sections(render.headings, len(text)))
 
 
 def _render(msg: MIMEPart) -> _Render:
     render = _Render(pending=("Headers", 1))
-    block = _header_block(msg)
+    block = header_block(msg)
     if block:
         render.paragraph(block)
     render.pending = ("Message", 1)
@@ -264,8 +259,8 @@ def _walk(part: MIMEPart, render: _Render, depth: int) -> None:
             render.attachments.append(_Attachment("", part, f"a message nested more than {MAX_NESTING} deep", False))
             return
         enclosed = inner[0]
-        render.pending = (clean_title(f"Forwarded message: {_header(enclosed, 'Subject') or '(no subject)'}"), 2)
-        block = _header_block(enclosed)
+        render.pending = (clean_title(f"Forwarded message: {header(enclosed, 'Subject') or '(no subject)'}"), 2)
+        block = header_block(enclosed)
         if block:
             render.paragraph(block)
         _walk(enclosed, render, depth + 1)
@@ -279,7 +274,7 @@ def _walk(part: MIMEPart, render: _Render, depth: int) -> None:
         if part.get_content_maintype() == "message":  # delivery-status: blocks of header lines
             payload = part.get_payload()
             blocks = [
-                "\n".join(f"{k}: {_clean(str(v))}" for k, v in b.items()) for b in payload if isinstance(b, Message)
+                "\n".join(f"{k}: {clean(str(v))}" for k, v in b.items()) for b in payload if isinstance(b, Message)
             ]
             _paragraph_if_text(render, "\n\n".join(b for b in blocks if b))
             return
@@ -363,7 +358,7 @@ def _attachments(
 ) -> tuple[list[ContainedFile], list[SkippedFile]]:
     files: list[ContainedFile] = []
     skipped: list[SkippedFile] = []
-    context = _context(msg)
+    context = context_of(msg)
     for index, attachment in enumerate(found, start=1):
         filename = attachment.filename
         label = filename or attachment.part.get_content_type()
@@ -410,92 +405,4 @@ def _filename(part: MIMEPart) -> str:
     except Exception:  # a malformed Content-Disposition parameter; the part is then unnamed
         raw = ""
     # A name is only a suffix and a label here: never a path, so "../x.pdf" or "C:\\x.pdf" lose their folders.
-    return _clean(re.split(r"[\\/]", raw)[-1]).strip(" .")
-
-
-def _header(msg: MIMEPart, name: str) -> str:
-    try:
-        value = msg.get(name)
-    # Malformed values reach parts of the header parser that raise; the raw text is still worth showing.
-    except Exception:
-        value = next((v for k, v in msg.raw_items() if k.lower() == name.lower()), None)
-    return "" if value is None else _clean(str(value))
-
-
-def _clean(value: str) -> str:
-    # Undecodable header bytes come back as surrogates, which no later encoder accepts.
-    value = value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    return " ".join(value.split())
-
-
-def _dates(msg: MIMEPart) -> tuple[str, str]:
-    """The Date header as ISO 8601 date-time and date; the raw text twice when it cannot be parsed."""
-    raw = _header(msg, "Date")
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError, OverflowError, IndexError):
-        return raw, raw
-    return when.isoformat(), when.date().isoformat()
-
-
-def _header_block(msg: MIMEPart) -> str:
-    lines = []
-    for label in _SHOWN_HEADERS:
-        if label == "Date":
-            value = _dates(msg)[0]
-        elif label in _ADDRESS_HEADERS:
-            value = _with_comment_names(msg, label)
-        else:
-            value = _header(msg, label)
-        if value:
-            lines.append(f"{label}: {value}")
-    return "\n".join(lines)
-
-
-def _with_comment_names(msg: MIMEPart, name: str) -> str:
-    """An address header as shown, with the name of RFC 822's ``addr (Full Name)`` form kept as ``Full Name <addr>``:
-    the ``default`` policy parses that name as a comment and drops it; ``getaddresses`` still reads it."""
-    value = _header(msg, name)
-    raw = [str(v) for k, v in msg.raw_items() if k.lower() == name.lower()]
-    if "(" not in "".join(raw):
-        return value
-    try:
-        named = {a.lower(): r for r, a in email.utils.getaddresses(raw) if r and a}
-        parts = []
-        for address in getattr(msg.get(name), "addresses", ()):
-            real = address.display_name or named.get(address.addr_spec.lower(), "")
-            real = str(email.header.make_header(email.header.decode_header(real))) if "=?" in real else real
-            parts.append(str(email.headerregistry.Address(real, addr_spec=address.addr_spec)))
-    except Exception:  # as in _header: a malformed header is shown as written
-        return value
-    return _clean(", ".join(parts)) or value
-
-
-def _sender(msg: MIMEPart) -> str:
-    """The sender's address alone (``alice@example.com``), or the From header as written."""
-    try:
-        header = msg.get("From")
-        addresses = getattr(header, "addresses", ())
-        if addresses and addresses[0].addr_spec not in ("", "<>"):
-            return _clean(addresses[0].addr_spec)
-    except Exception:  # as in _header: a malformed From falls back to its text
-        pass
-    return _header(msg, "From")
-
-
-def _title(msg: MIMEPart, name: str) -> str:
-    subject = _header(msg, "Subject")
-    return clean_title(subject) if subject else clean_title(f"(no subject) — {_sender(msg) or stem(name)}")
-
-
-def _context(msg: MIMEPart) -> str:
-    """``'Quarterly numbers' from alice@example.com, 2024-03-01``: the message an attachment came with."""
-    subject = _header(msg, "Subject") or "(no subject)"
-    if len(subject) > _SUBJECT_IN_TITLE:
-        subject = subject[:_SUBJECT_IN_TITLE].rsplit(" ", 1)[0] + "…"
-    context = f"'{subject}'"
-    if sender := _sender(msg):
-        context += f" from {sender}"
-    if day := _dates(msg)[1]:
-        context += f", {day}"
-    return context
+    return clean(re.split(r"[\\/]", raw)[-1]).strip(" .")
