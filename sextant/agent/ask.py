@@ -31,7 +31,15 @@ async def ask(question: str, settings: AgentSettings) -> int:
     streamed: list[str] = []
     async with KbClient(stdio_server(settings.kb_command)) as kb:
         shared = ScopedKb(kb, SHARED_STORE)
-        loop = AgentLoop.from_settings(shared, choice.model, settings, answer_check=answer_check_for(choice))
+        loop = AgentLoop.from_settings(
+            shared,
+            choice.model,
+            settings,
+            answer_check=answer_check_for(choice),
+            # The daily budget is the server's (``AgentState.budget``, what its callers may spend); a question asked
+            # at the terminal is the operator's own and is not counted against it.
+            budget=None,
+        )
         try:
             async for event in loop.run(question):
                 if isinstance(event, ToolCallEvent):

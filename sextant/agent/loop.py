@@ -4,7 +4,9 @@ One run answers one question. A policy (``sextant.agent.policies``) chooses each
 it and yields events as they happen so the HTTP layer can stream them: each tool call and its outcome, the
 whole passage list whenever it grows, each statement as soon as its quotes are found in its passages, then
 the answer. With no model (or none reachable, or the budget spent) the answer is the best sentences of the
-passages, labelled as excerpts.
+passages, labelled as excerpts. What a turn that answers adds at its end depends on the shape of its answer:
+statements, prose or web prose (``sextant.agent.answer_turns``); how ``kb_search`` is called and its hits become
+passages is ``sextant.agent.search_tool``'s.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from sextant.agent.answer_check import AnswerCheck
+from sextant.agent.answer_turns import answer_turn
 from sextant.agent.citations import CitationReport, MarkerScanner, check, labels_in
 from sextant.agent.events import (
     AgentEvent,
@@ -101,6 +104,7 @@ class _Run:
     empty_kb: bool = False  # a search found the knowledge base holding no documents at all
     ready: bool = False  # a tool-calling model stopped searching
     tally: StatementTally = field(default_factory=StatementTally)  # the statements kept, and what was removed
+    prose: list[str] = field(default_factory=list)  # what the answer turns wrote as text
 
     def shown_passages(self) -> list[Passage]:
         return self.book.knowledge_base(self.shown)
@@ -147,10 +151,13 @@ class AgentLoop:
         settings: AgentSettings,
         *,
         answer_check: AnswerCheck | None,
-        budget: Spend | None = None,
+        budget: Spend | None,
     ) -> AgentLoop:
         """The loop as ``settings`` configure it: the one way the route, ``sextant-ask`` and ``sextant-eval-agent``
-        build it, so that the loop the evaluation measures is the loop that is served."""
+        build it, so that the loop the evaluation measures is the loop that is served.
+
+        What is not a setting each caller names: the ``answer_check`` of the models it was given, and the daily
+        ``budget`` (the route's when it applies to the model; None where the caller says why)."""
         return cls(
             kb,
             model,
@@ -189,7 +196,6 @@ class AgentLoop:
             if model.calls_tools_itself
             else ForcedSearch(tools, max_output_tokens=self.max_output_tokens)
         )
-        prose: list[str] = []
         scanner = MarkerScanner()
 
         while run.turns < MAX_TURNS:
@@ -224,7 +230,7 @@ class AgentLoop:
                         end = chunk
             except ModelError as exc:
                 log.warning("model turn failed: %s", exc)
-                if not prose and not turn_text and not run.tally.statements:
+                if not run.prose and not turn_text and not run.tally.statements:
                     async for event in self._excerpts(run, f"the model could not be reached ({exc})"):
                         yield event
                     return
@@ -234,19 +240,10 @@ class AgentLoop:
             run.usage = run.usage + end.usage
             if self.budget is not None:
                 self.budget.add(end.usage.cost_usd)
-            if step.answer_format == "statements":
-                if not streamed:
-                    # An adapter that only reports statements at the end still gets them checked.
-                    for statement in end.statements:
-                        for event in await self.checks.check(run, statement):
-                            yield event
-                break
-            if step.tool_choice == "none":
-                text = "".join(turn_text) or end.turn.text
-                if end.web_sources:
-                    text = self._ground(run, text, end)
-                    yield SourcesEvent(passages=run.book.all())
-                prose.append(text)
+            answered = answer_turn(step, end, self.checks)
+            if answered is not None:
+                async for event in answered.close(run, end, written="".join(turn_text), streamed=streamed):
+                    yield event
                 break
             calls = self._calls_to_make(run, end.turn, step)
             if not calls:
@@ -261,7 +258,7 @@ class AgentLoop:
                     yield event
             messages.append(ToolResults(tuple(results)))
 
-        async for event in self._answer(run, model, "".join(prose).strip()):
+        async for event in self._answer(run, model, "".join(run.prose).strip()):
             yield event
 
     async def _answer(self, run: _Run, model: ChatModel, prose: str) -> AsyncIterator[AgentEvent]:
@@ -362,20 +359,6 @@ class AgentLoop:
         )
         if passages:
             yield SourcesEvent(passages=run.book.all())
-
-    def _ground(self, run: _Run, text: str, end: TurnEnd) -> str:
-        """Number the web sources and write their labels after each grounded span."""
-        labels = run.book.add_web(end.web_sources)
-        run.shown.update(labels)
-        insertions: dict[int, list[int]] = {}
-        for support in end.grounding:
-            cited = [labels[i] for i in support.source_indices if 0 <= i < len(labels)]
-            if cited and 0 < support.end <= len(text):
-                insertions.setdefault(support.end, []).extend(cited)
-        for position in sorted(insertions, reverse=True):
-            markers = "".join(f"[{label}]" for label in dict.fromkeys(insertions[position]))
-            text = text[:position] + markers + text[position:]
-        return text
 
     async def _excerpts(self, run: _Run, reason: str) -> AsyncIterator[AgentEvent]:
         results: list[ToolResult] = []

@@ -91,6 +91,9 @@ async def ask_all(
             model,
             settings,
             answer_check=AnswerCheck(checker) if checker is not None else None,
+            # No daily budget: a question stopped by it would be answered in excerpts, and the set would grade a
+            # different loop from one question to the next. An evaluation's spend is bounded by its question count.
+            budget=None,
         )
         for question in questions:
             run = AgentRun(question)

@@ -514,7 +514,7 @@ def test_the_served_measured_and_shell_loops_are_one_loop_built_from_the_setting
     settings = AgentSettings(  # type: ignore[call-arg]
         _env_file=None, verify="drop", unsupported="mark", quotes="exact", web_search="on", max_output_tokens=300
     )
-    loop = AgentLoop.from_settings(None, None, settings, answer_check=None)  # type: ignore[arg-type]
+    loop = AgentLoop.from_settings(None, None, settings, answer_check=None, budget=None)  # type: ignore[arg-type]
     assert (loop.verify, loop.unsupported, loop.quotes, loop.web_search, loop.max_output_tokens) == (
         "drop",
         "mark",

@@ -3,15 +3,37 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
+from limits import RateLimitItemPerSecond
+from limits.aio.storage import MemoryStorage
+from limits.aio.strategies import MovingWindowRateLimiter
 
-from sextant.agent.events import AnswerStatement, Evidence
+from sextant.agent.answer_check import answer_check_for
+from sextant.agent.ask import ask
+from sextant.agent.budget import DailyBudget
+from sextant.agent.events import (
+    AgentEvent,
+    AnswerEvent,
+    AnswerStatement,
+    CitationSummary,
+    Evidence,
+    UsageInfo,
+    Verification,
+)
+from sextant.agent.kb_client import SHARED_STORE, ScopedKb
+from sextant.agent.kb_supervisor import KbSupervisor
+from sextant.agent.loop import AgentLoop
+from sextant.agent.ops import Metrics
 from sextant.agent.passages import Passage
 from sextant.agent.policies import SENTENCES_SHOWN
+from sextant.agent.routes.query import served_loop
 from sextant.agent.settings import AgentSettings
+from sextant.agent.state import AgentState
 from sextant.evals.agent_eval import (
     AgentRun,
     TimedChecker,
@@ -30,6 +52,7 @@ from sextant.kb.documents import LoadedDocument, PageSpan
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.llm.chat import Quote, Statement
+from sextant.llm.factory import ModelChoice
 from sextant.llm.scripted import ScriptedModel, ScriptedTurn, ScriptedYesNo, search_call
 from sextant.settings import KbSettings
 
@@ -145,3 +168,96 @@ def test_the_answer_check_s_model_is_timed_and_answers_as_it_would() -> None:
     checker = TimedChecker(ScriptedYesNo([0.7]))
     assert anyio.run(checker.yes_probability, "system", "Does it answer?") == 0.7
     assert checker.name == "scripted-yes-no" and checker.seconds > 0
+
+
+class _NoKb:
+    """Stands in for the ``sextant-kb`` process: the loops below are built, never run against it."""
+
+    def __init__(self, server: object) -> None:
+        self.server = server
+
+    async def __aenter__(self) -> _NoKb:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+def _loops_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settings: AgentSettings) -> dict[str, AgentLoop]:
+    """The loop each entry point builds over ``settings``, a priced model and an answer check: the route's
+    (``served_loop``, under a daily budget), ``sextant-ask``'s and ``sextant-eval-agent``'s (``ask_all``)."""
+    choice = ModelChoice(ScriptedModel([], priced=True), "scripted", "test double", ScriptedYesNo([]))
+    state = AgentState(
+        settings=settings,
+        kb=KbSupervisor(None),  # never entered
+        choice=choice,
+        budget=DailyBudget(1.0, tmp_path / "spend.json"),
+        limiter=MovingWindowRateLimiter(MemoryStorage()),
+        rate=RateLimitItemPerSecond(10, 60),
+        metrics=Metrics(1.0),
+    )
+    built: list[AgentLoop] = []
+
+    async def answer_at_once(self: AgentLoop, question: str, **_: Any) -> AsyncIterator[AgentEvent]:
+        built.append(self)
+        yield AnswerEvent(
+            text="",
+            mode="model",
+            citations=CitationSummary(claims=0, claims_cited=0, labels_total=0, labels_valid=0, dangling=[]),
+            verification=Verification(checked=False),
+            usage=UsageInfo(),
+            turns=0,
+        )
+
+    monkeypatch.setattr(AgentLoop, "run", answer_at_once)
+    monkeypatch.setattr("sextant.agent.ask.KbClient", _NoKb)
+    monkeypatch.setattr("sextant.evals.agent_eval.KbClient", _NoKb)
+    monkeypatch.setattr("sextant.agent.ask.build_model", lambda settings: choice)
+    route = served_loop(state, ScopedKb(_NoKb(None), SHARED_STORE))  # type: ignore[arg-type]
+    question = Question("q", "How much coffee in a double?", True, (), "fact")
+    anyio.run(ask_all, [question], choice.model, tmp_path / "store", settings, None, answer_check_for(choice))
+    assert anyio.run(ask, question.text, settings) == 0
+    [measured, shell] = built
+    return {"route": route, "ask": shell, "eval": measured}
+
+
+def _configured(loop: AgentLoop) -> dict[str, object]:
+    """What the loop's settings and models make of it (the route times its models and the evaluation its
+    checker: the names are the models')."""
+    return {
+        "model": loop.model.name if loop.model is not None else None,
+        "answer_check": loop.answer_check.model.name if loop.answer_check is not None else None,
+        "verify": loop.verify,
+        "unsupported": loop.unsupported,
+        "quotes": loop.quotes,
+        "web_search": loop.web_search,
+        "max_output_tokens": loop.max_output_tokens,
+    }
+
+
+def test_the_route_sextant_ask_and_the_evaluation_build_the_same_loop_from_the_same_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = AgentSettings(  # type: ignore[call-arg]
+        _env_file=None, verify="mark", unsupported="mark", quotes="exact", web_search="on", max_output_tokens=300
+    )
+    loops = _loops_built(tmp_path, monkeypatch, settings)
+    served = _configured(loops["route"])
+    assert served == {
+        "model": "scripted",
+        "answer_check": "scripted-yes-no",
+        "verify": "mark",
+        "unsupported": "mark",
+        "quotes": "exact",
+        "web_search": True,
+        "max_output_tokens": 300,
+    }
+    assert _configured(loops["ask"]) == served and _configured(loops["eval"]) == served
+    # The one difference, named where each is built: the daily budget is the server's.
+    assert loops["route"].budget is not None and loops["ask"].budget is None and loops["eval"].budget is None
+
+
+def test_the_evaluation_s_loop_has_the_route_s_output_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = AgentSettings(_env_file=None, max_output_tokens=512)  # type: ignore[call-arg]
+    loops = _loops_built(tmp_path, monkeypatch, settings)
+    assert loops["eval"].max_output_tokens == loops["route"].max_output_tokens == 512

@@ -105,13 +105,15 @@ def _frame(event: AgentEvent) -> ServerSentEvent:
 
 async def _run(state: AgentState, kb: ScopedKb, body: QueryRequest) -> AsyncIterator[AgentEvent]:
     history = [HistoryItem(turn.role, turn.text) for turn in body.history]
-    async for event in _loop(state, kb).run(body.question, history=history, held=body.passages):
+    async for event in served_loop(state, kb).run(body.question, history=history, held=body.passages):
         if isinstance(event, AnswerEvent) and state.model is not None:
             state.model_reachable = event.mode == "model" or "could not be reached" not in event.reason
         yield event
 
 
-def _loop(state: AgentState, kb: ScopedKb) -> AgentLoop:
+def served_loop(state: AgentState, kb: ScopedKb) -> AgentLoop:
+    """The loop a question is answered with: the agent's settings, its models timed, the daily budget where it
+    applies to the model."""
     return AgentLoop.from_settings(
         TimedTools(kb, state.metrics),
         TimedModel(state.model, state.metrics) if state.model is not None else None,
