@@ -140,13 +140,15 @@ class ContainedFile:
     its ``name``'s suffix picks.
 
     ``key`` is stable across re-ingests of the same container; ``title`` is the title the loaded
-    document should carry in place of the one its loader found.
+    document should carry in place of the one its loader found. ``loaded``: the file already read, where reading
+    the container read it (a mailbox's message is rendered to find its attachments), so it is not parsed again.
     """
 
     key: str
     name: str
     data: bytes
     title: str
+    loaded: LoadedDocument | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,23 +10,13 @@ from pathlib import Path
 
 from sextant.contract.results import IngestOutcome
 from sextant.contract.tools import IngestDocument
-from sextant.kb.containers import store_parts
+from sextant.kb.containers import parse_file, store_parts
 from sextant.kb.document_ids import document_id_for
-from sextant.kb.documents import LoadedDocument, LoadError, join_pages
+from sextant.kb.documents import LoadedDocument, join_pages
 from sextant.kb.knowledge_base import KnowledgeBase, Progress
 from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.loaders import markdown
-from sextant.kb.refusal import KnowledgeBaseError
-from sextant.kb.store import StoreError
-
-# What a document can be refused for; anything else is the server's failure, not the document's.
-REFUSALS = (LoadError, KnowledgeBaseError, StoreError)
-
-
-def refusal(doc_id: str, exc: Exception) -> IngestOutcome:
-    """The outcome of a document not taken, with a reason a client can show its user."""
-    reason = exc.reason if isinstance(exc, LoadError) else str(exc)
-    return IngestOutcome(id=doc_id, status="refused", reason=reason)
+from sextant.kb.refusal import REFUSALS, refused
 
 
 def group_pages(items: list[IngestDocument]) -> dict[str, list[IngestDocument]]:
@@ -46,7 +36,7 @@ def ingest_text(kb: KnowledgeBase, doc_id: str, parts: list[IngestDocument], pro
         )
         return kb.ingest(doc_id, loaded, source=parts[0].source, progress=progress)
     except REFUSALS as exc:
-        return refusal(doc_id, exc)
+        return refused(doc_id, exc)
 
 
 def ingest_file(
@@ -64,14 +54,15 @@ def ingest_file(
     the write (a cancelled task stops there). A refusal is the outcome, not an exception."""
     doc_id = document_id_for(Path(filename))
     try:
-        loaded: LoadedDocument = parser.parse(data, filename)
+        parsed = parse_file(parser, data, filename)
+        loaded: LoadedDocument = parsed.document
         if title:
             loaded = dataclasses.replace(loaded, title=title)
         original = parser.original(data, filename)
         before_writing()
         outcome = kb.ingest(doc_id, loaded, source=filename, original=original, progress=progress)
     except REFUSALS as exc:
-        return refusal(doc_id, exc)
+        return refused(doc_id, exc)
     if outcome.status != "unchanged":
-        outcome.parts = store_parts(kb, parser, data, filename, container_id=doc_id, source=filename)
+        outcome.parts = store_parts(kb, parser, parsed, container_id=doc_id, source=filename)
     return outcome

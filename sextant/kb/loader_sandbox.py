@@ -142,19 +142,17 @@ class BoundedParser:
         """
         return document_from_json(self._ask("parse", data, name)["document"])
 
-    def unpack(self, data: bytes, name: str) -> Unpacked:
-        """The files a container holds (``loaders.unpack_bytes``), unpacked in the worker within the limits.
+    def parse_with_parts(self, data: bytes, name: str) -> tuple[LoadedDocument, Unpacked | None]:
+        """``parse``, with the files a container holds (None for any other file), in one request from one reading
+        of the file (``loaders.load_with_parts``): a mailbox's messages are parsed once, in the worker, and come back
+        already read (``ContainedFile.loaded``); a part that cannot be read is named in ``Unpacked.skipped``.
 
         Raises:
-            LoadError: as ``parse``: the container is refused, hit a limit or crashed the parser.
+            LoadError: as ``parse``.
         """
-        reply = self._ask("unpack", data, name)["unpacked"]
-        return Unpacked(
-            files=tuple(
-                ContainedFile(f["key"], f["name"], base64.b64decode(f["data"]), f["title"]) for f in reply["files"]
-            ),
-            skipped=tuple(SkippedFile(**skipped) for skipped in reply["skipped"]),
-        )
+        reply = self._ask("parse_with_parts", data, name)
+        found = reply.get("unpacked")
+        return document_from_json(reply["document"]), unpacked_from_json(found) if found is not None else None
 
     def original(self, data: bytes, name: str) -> bytes | None:
         """What the document's page images are drawn from: a PDF's own bytes, an image's pages made into a PDF
@@ -343,6 +341,23 @@ def document_from_json(data: dict[str, Any]) -> LoadedDocument:
         ),
         skipped_pages=tuple(SkippedPage(**p) for p in data["skipped_pages"]),
         ocr_pages=tuple(OcrPage(**p) for p in data["ocr_pages"]),
+    )
+
+
+def unpacked_from_json(data: dict[str, Any]) -> Unpacked:
+    """A container's files as the worker sends them; a document that comes with one is validated here too."""
+    return Unpacked(
+        files=tuple(
+            ContainedFile(
+                f["key"],
+                f["name"],
+                base64.b64decode(f["data"]),
+                f["title"],
+                document_from_json(f["loaded"]) if f.get("loaded") is not None else None,
+            )
+            for f in data["files"]
+        ),
+        skipped=tuple(SkippedFile(**skipped) for skipped in data["skipped"]),
     )
 
 

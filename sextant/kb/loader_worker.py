@@ -3,9 +3,10 @@
 Started by ``loader_sandbox.BoundedParser``, which holds the other side of the protocol. The worker imports every
 loader, caps its own address space (``RLIMIT_AS``, Linux) and says it is ready; then, until its stdin closes, it
 reads one request (a JSON header frame naming the operation and the limits, then the file's bytes) and answers with
-one JSON frame: the document (``parse``), a container's files (``unpack``), an image made into a PDF (``as_pdf``), or
-what stopped it: a loader's refusal, memory, any other error (a crash). Before each page it OCRs it asks for more
-time (``more_time_s``). An alarm ends a worker whose parent died while a file stalled.
+one JSON frame: the document (``parse``), the document with a container's files from one reading of the file
+(``parse_with_parts``), an image made into a PDF (``as_pdf``), or what stopped it: a loader's refusal, memory, any
+other error (a crash). Before each page it OCRs it asks for more time (``more_time_s``). An alarm ends a worker
+whose parent died while a file stalled.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import IO, Any
 
-from sextant.kb.documents import LoadError
+from sextant.kb.documents import LoadError, Unpacked
 from sextant.kb.loader_sandbox import FRAME, MB, document_to_json, too_many_chars_reason, write_frame
 from sextant.kb.loaders import ocr
 
@@ -97,15 +98,37 @@ def _parse_one(data: bytes, header: dict[str, Any]) -> dict[str, Any]:
     return {"document": document_to_json(doc)}
 
 
-def _unpack_one(data: bytes, header: dict[str, Any]) -> dict[str, Any]:
-    from sextant.kb.loaders import unpack_bytes
+def _parse_with_parts_one(data: bytes, header: dict[str, Any]) -> dict[str, Any]:
+    """``parse``, with the files a container holds, from one reading of the file (``loaders.load_with_parts``)."""
+    from sextant.kb.loaders import load_with_parts
 
-    found = unpack_bytes(data, str(header["name"]))
+    max_chars = int(header["max_chars"])
+    doc, found = load_with_parts(data, str(header["name"]), max_pdf_pages=int(header["max_pdf_pages"]))
+    if len(doc.text) > max_chars:
+        return {"refused": too_many_chars_reason(len(doc.text), max_chars)}
+    reply: dict[str, Any] = {"document": document_to_json(doc)}
+    if found is not None:
+        reply["unpacked"] = _unpacked_to_json(found, max_chars)
+    return reply
+
+
+def _unpacked_to_json(found: Unpacked, max_chars: int) -> dict[str, Any]:
+    """A container's files, each with its document where the container's reading made it (a mailbox's message).
+
+    A document over ``max_chars`` is not sent: the parent then asks for the part to be parsed, and it is refused
+    the way any file that long is.
+    """
     files = [
-        {"key": f.key, "name": f.name, "title": f.title, "data": base64.b64encode(f.data).decode("ascii")}
+        {
+            "key": f.key,
+            "name": f.name,
+            "title": f.title,
+            "data": base64.b64encode(f.data).decode("ascii"),
+            "loaded": document_to_json(f.loaded) if f.loaded is not None and len(f.loaded.text) <= max_chars else None,
+        }
         for f in found.files
     ]
-    return {"unpacked": {"files": files, "skipped": [asdict(skipped) for skipped in found.skipped]}}
+    return {"files": files, "skipped": [asdict(skipped) for skipped in found.skipped]}
 
 
 def _answer(work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -128,7 +151,7 @@ def _as_pdf_one(data: bytes, header: dict[str, Any]) -> dict[str, Any]:
     return {"pdf": base64.b64encode(pdf).decode("ascii")}
 
 
-_WORK = {"parse": _parse_one, "unpack": _unpack_one, "as_pdf": _as_pdf_one}
+_WORK = {"parse": _parse_one, "parse_with_parts": _parse_with_parts_one, "as_pdf": _as_pdf_one}
 
 
 def _caused_by_memory(exc: BaseException) -> bool:

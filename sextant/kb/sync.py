@@ -31,12 +31,13 @@ from pathlib import Path
 from typing import Literal
 
 from sextant.contract.results import IngestOutcome
-from sextant.kb.containers import store_parts
+from sextant.kb.containers import parse_file, store_parts
 from sextant.kb.document_ids import container_source, document_id_for, uri_safe_id
-from sextant.kb.documents import LoadedDocument, LoadError
+from sextant.kb.documents import LoadedDocument
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
 from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.loaders import folder_files
+from sextant.kb.refusal import REFUSALS, refusal_reason
 from sextant.kb.store import StoreError
 from sextant.kb.stored import DocumentRecord
 
@@ -252,7 +253,8 @@ def ingest_file(
         KnowledgeBaseError, StoreError: as ``KnowledgeBase.ingest``; nothing stored is lost.
     """
     data = parser.read_file(path)
-    doc = parser.parse(data, path.name)
+    parsed = parse_file(parser, data, path.name)
+    doc = parsed.document
     # The bytes parsed are the bytes kept: a PDF's (or an image's, made a PDF) original serves its page images.
     outcome = kb.ingest(
         doc_id,
@@ -264,7 +266,7 @@ def ingest_file(
         reuse_vectors_of=reuse_vectors_of,
     )
     if outcome.status != "unchanged":
-        outcome.parts = store_parts(kb, parser, data, path.name, container_id=doc_id, source=source, category=category)
+        outcome.parts = store_parts(kb, parser, parsed, container_id=doc_id, source=source, category=category)
     return outcome, doc
 
 
@@ -328,10 +330,8 @@ def _store(kb: KnowledgeBase, parser: BoundedParser, action: Action, category: s
             category=category,
             reuse_vectors_of=previous.doc_id if previous is not None else None,
         )
-    except LoadError as exc:
-        return Done(action, refused=exc.reason)
-    except (KnowledgeBaseError, StoreError) as exc:
-        return Done(action, refused=str(exc))
+    except REFUSALS as exc:
+        return Done(action, refused=refusal_reason(exc))
     carried = previous is not None and _carry_overview(kb, previous, overview, outcome)
     if on_stored is not None and not carried and outcome.status != "unchanged":
         on_stored(outcome, doc)

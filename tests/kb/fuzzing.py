@@ -26,7 +26,6 @@ from PIL import Image
 
 from sextant.kb.documents import LoadError
 from sextant.kb.loader_sandbox import BoundedParser, ParseLimitError, ParserCrash
-from sextant.kb.loaders import CONTAINER_SUFFIXES
 from tests.kb.loaders import html_factory, mail_factory, sheets_factory, slides_factory
 from tests.kb.loaders.pdf_factory import FILLER, grid_table, new_page, paragraph, to_bytes
 
@@ -330,23 +329,17 @@ def outcome(parser: BoundedParser, seed: Seed) -> tuple[str, str]:
 
 
 def outcome_detail(parser: BoundedParser, seed: Seed) -> tuple[str, str, int]:
-    """``outcome``, and how many pages (slides, sheets) a loaded document names as left out. A container (a
-    message, a mailbox) is also unpacked, as ingest does: a crash there is a crash."""
+    """``outcome``, and how many pages (slides, sheets) a loaded document names as left out. A file is read as
+    ingest reads it, a container (a message, a mailbox) with its parts (``BoundedParser.parse_with_parts``): a
+    crash there is a crash."""
     try:
-        doc = parser.parse(seed.data, seed.name)
+        doc, _ = parser.parse_with_parts(seed.data, seed.name)
     except ParserCrash as exc:
         return CRASH, exc.reason, 0
     except ParseLimitError as exc:
         return exc.setting, exc.reason, 0
     except LoadError as exc:
         return REFUSED, exc.reason, 0
-    if Path(seed.name).suffix.lower() in CONTAINER_SUFFIXES:
-        try:
-            parser.unpack(seed.data, seed.name)
-        except ParserCrash as exc:
-            return CRASH, f"unpacking: {exc.reason}", 0
-        except LoadError:
-            pass  # its parts refused with a reason, the container itself stored: an answer, not a crash
     return LOADED, "", len(doc.skipped_pages)
 
 

@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sextant.kb.embeddings import Embedder
-from sextant.kb.loader_sandbox import BoundedParser
+from sextant.kb.ingest_service import ingest_file
+from sextant.kb.knowledge_base import KnowledgeBase
+from sextant.kb.loader_sandbox import BoundedParser, ParseLimits, ParserCrash
 from sextant.kb.loaders import mbox as mbox_loader
 from tests.kb.cli.ingest_runs import reopen, run_ingest, use_store
 from tests.kb.loaders.mail_factory import mbox, message
@@ -108,11 +111,74 @@ def test_a_mailbox_document_lists_its_messages_a_broken_one_named() -> None:
     assert rows[2].endswith("| Offsite") and doc.title == "Mailbox archive"
 
 
-def test_the_worker_unpacks_a_mailbox_and_names_what_it_left_out() -> None:
+def test_the_worker_reads_a_mailbox_with_its_parts_and_names_what_it_left_out() -> None:
     budget, tea, _ = _three()
     with BoundedParser() as parser:
-        unpacked = parser.unpack(mbox(budget, tea, b"Subject\n"), "archive.mbox")
+        doc, unpacked = parser.parse_with_parts(mbox(budget, tea, b"Subject\n"), "archive.mbox")
+        assert doc.title == "Mailbox archive" and unpacked is not None
         assert [f.name for f in unpacked.files] == ["Budget.eml", "Tea order.eml", "notes.md"]
-        assert unpacked.files[2].data == NOTES[1]
+        assert unpacked.files[2].data == NOTES[1] and unpacked.files[2].loaded is None  # parsed on its own
+        # A message comes back read as parsing it alone reads it.
+        assert [f.loaded for f in unpacked.files[:2]] == [parser.parse(f.data, f.name) for f in unpacked.files[:2]]
         assert [s.name for s in unpacked.skipped] == ["archive.mbox message 3"]
-        assert parser.unpack(b"# Plain\n", "plain.md").files == ()
+        assert parser.parse_with_parts(b"# Plain\n", "plain.md")[1] is None
+
+
+def _quiet(done: int, total: int, message: str) -> None:
+    pass
+
+
+def test_a_mailbox_is_read_in_one_request_and_its_messages_are_not_parsed_again(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with BoundedParser(ParseLimits.from_settings(kb.settings)) as parser:
+        asked: list[tuple[str, str]] = []
+        ask = parser._ask
+
+        def recorded(op: str, data: bytes, name: str) -> dict[str, Any]:
+            asked.append((op, name))
+            return ask(op, data, name)
+
+        monkeypatch.setattr(parser, "_ask", recorded)
+        outcome = ingest_file(
+            kb, parser, "archive.mbox", mbox(*_three()), title=None, progress=_quiet, before_writing=lambda: None
+        )
+    assert asked == [("parse_with_parts", "archive.mbox"), ("parse", "notes.md")]
+    assert outcome.status == "added"
+    assert [(p.id, p.status) for p in outcome.parts] == [
+        ("archive.budget-example.com", "added"),
+        ("archive.tea-example.com", "added"),
+        ("archive.tea-example.com-1-notes.md", "added"),
+        ("archive.offsite-example.com", "added"),
+    ]
+    assert kb.search("when is the offsite", k=1).hits[0].document_id == "archive.offsite-example.com"
+
+
+def test_a_mailbox_whose_parts_crash_the_parser_is_stored_and_its_parts_refused_not_forgotten(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    budget, tea, offsite = _three()
+    with BoundedParser(ParseLimits.from_settings(kb.settings)) as parser:
+        first = ingest_file(
+            kb, parser, "archive.mbox", mbox(budget, tea), title=None, progress=_quiet, before_writing=lambda: None
+        )
+        assert len(first.parts) == 3
+
+        def crash(data: bytes, name: str) -> None:
+            raise ParserCrash(name, "the parser process died (signal SIGSEGV) while reading it")
+
+        monkeypatch.setattr(parser, "parse_with_parts", crash)
+        again = ingest_file(
+            kb,
+            parser,
+            "archive.mbox",
+            mbox(budget, tea, offsite),
+            title=None,
+            progress=_quiet,
+            before_writing=lambda: None,
+        )
+    assert again.status == "replaced"  # the mailbox's list, now of three messages
+    (refused,) = again.parts
+    assert refused.id == "archive" and refused.status == "refused"
+    assert refused.reason == "its parts could not be read: the parser process died (signal SIGSEGV) while reading it"
+    assert set(kb.parts_of("archive.mbox")) == {p.id for p in first.parts}  # nothing forgotten for want of reading

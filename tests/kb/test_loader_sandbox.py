@@ -18,6 +18,7 @@ from sextant.kb.loaders import _FORMATS, load_bytes, pdf
 from sextant.settings import KbSettings
 from tests.conftest import data_dir
 from tests.kb.fuzzing import CRASH, LOADED, REFUSED, Seed, made_seeds, mutated, outcome, shared_seeds
+from tests.kb.loaders.mail_factory import mbox, message
 from tests.kb.loaders.scans import needs_tesseract, scanned_pdf
 
 pytestmark = pytest.mark.slow  # every test here runs a worker process
@@ -74,6 +75,23 @@ def test_a_document_over_the_character_limit_is_refused_in_the_worker() -> None:
     with BoundedParser(ParseLimits(max_document_chars=50)) as bounded, pytest.raises(LoadError) as refused:
         bounded.parse(SEEDS[".md"].data, "notes.md")
     assert "308 characters, more than SEXTANT_MAX_DOCUMENT_CHARS=50" in refused.value.reason
+
+
+def test_a_mailbox_comes_back_with_its_messages_read_one_over_the_character_limit_left_to_be_refused() -> None:
+    short = message(subject="Short", message_id="<short@example.com>", body="Brief.\n")
+    long = message(subject="Long", message_id="<long@example.com>", body="word " * 400 + "\n")
+    with BoundedParser(ParseLimits(max_document_chars=1000)) as bounded:
+        doc, found = bounded.parse_with_parts(mbox(short, long), "archive.mbox")
+        assert doc == load_bytes(mbox(short, long), "archive.mbox") and found is not None
+        first, second = found.files
+        assert first.loaded is not None and first.loaded.text.endswith("Brief.")
+        assert second.loaded is None  # not sent: parsed on its own, it is refused as any file that long is
+        with pytest.raises(LoadError, match="more than SEXTANT_MAX_DOCUMENT_CHARS=1000"):
+            bounded.parse(second.data, second.name)
+        assert bounded.parse_with_parts(SEEDS[".md"].data, "notes.md") == (
+            load_bytes(SEEDS[".md"].data, "notes.md"),
+            None,
+        )
 
 
 def test_a_stalled_worker_is_killed_at_the_time_limit_and_replaced() -> None:

@@ -24,11 +24,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sextant.contract.results import IngestOutcome, OcrPageInfo, SkippedPageInfo
 from sextant.kb.cli.web import ingest_addresses, is_address
 from sextant.kb.document_ids import document_id_for
-from sextant.kb.documents import LoadedDocument, LoadError
+from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import EmbedderError
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
 from sextant.kb.loader_sandbox import BoundedParser, ParseLimits
 from sextant.kb.loaders import count_types, describe_unreadable, folder_files
+from sextant.kb.refusal import REFUSALS, refusal_reason
 from sextant.kb.store import StoreError
 from sextant.kb.sync import Done, SyncError, apply, check_roots, ingest_file, plan_for
 from sextant.llm.chat import ChatModel, ModelError
@@ -194,10 +195,8 @@ def ingest_paths(
                 outcome, doc = ingest_file(
                     kb, parser, path, doc_id=doc_id, source=str(path.resolve()), category=category
                 )
-            except LoadError as exc:
-                summary.refused.append((str(path), exc.reason))
-            except (KnowledgeBaseError, StoreError) as exc:
-                summary.refused.append((str(path), str(exc)))
+            except REFUSALS as exc:
+                summary.refused.append((str(path), refusal_reason(exc)))
             else:
                 summary.add(str(path), outcome)
                 if outcome.status != "unchanged" and overviews is not None:

@@ -16,11 +16,9 @@ from rich.progress import Progress
 
 from sextant.contract.results import IngestOutcome
 from sextant.kb.document_ids import url_document_id
-from sextant.kb.documents import LoadError
 from sextant.kb.knowledge_base import KnowledgeBase
 from sextant.kb.loader_sandbox import BoundedParser
-from sextant.kb.refusal import KnowledgeBaseError
-from sextant.kb.store import StoreError
+from sextant.kb.refusal import REFUSALS, refusal_reason
 from sextant.kb.web.cache import FetchCache
 from sextant.kb.web.crawl import CrawledPage, crawl
 from sextant.kb.web.fetch import Fetched, Fetcher, FetchError, FetchLimits
@@ -132,11 +130,8 @@ def _store(kb: KnowledgeBase, parser: BoundedParser, url: str, fetched: Fetched,
             original=original,
             file_hash=hashlib.sha256(fetched.data).hexdigest(),
         )
-    except LoadError as exc:
-        record(url, exc.reason)
-        return False
-    except (KnowledgeBaseError, StoreError) as exc:
-        record(url, str(exc))
+    except REFUSALS as exc:
+        record(url, refusal_reason(exc))
         return False
     record(url, outcome)
     return True

@@ -53,10 +53,10 @@ _FORMATS: dict[str, str] = {
 }
 
 SUPPORTED_SUFFIXES = tuple(_FORMATS)
-# Suffix -> the module whose ``unpack(data, name)`` hands out the files a container holds, each stored as a
-# document of its own (sextant.kb.containers); the container itself is loaded like any file.
-_CONTAINERS: dict[str, str] = {".eml": "mail", ".mbox": "mail"}
-CONTAINER_SUFFIXES = tuple(_CONTAINERS)
+# A container holds files that are stored as documents of their own (sextant.kb.containers): a mailbox's messages,
+# a message's attachments. Its loader's ``load_with_parts(data, name)`` reads the container's document and those
+# files in one pass (``load_with_parts`` here); its module's ``unpack`` hands out the files alone.
+CONTAINER_SUFFIXES = (".eml", ".mbox")
 _PAGED = ("pdf", "image")  # loaders that refuse a file over a page count before reading a page
 NO_SUFFIX = "(no suffix)"
 
@@ -145,17 +145,23 @@ def load_bytes(data: bytes, name: str, *, max_pdf_pages: int | None = None) -> L
     return loader(data, name)
 
 
-def unpack_bytes(data: bytes, name: str) -> Unpacked:
-    """The files a container holds (a mailbox's messages, a message's attachments); none for any other file.
+def load_with_parts(
+    data: bytes, name: str, *, max_pdf_pages: int | None = None
+) -> tuple[LoadedDocument, Unpacked | None]:
+    """A file's document and, for a container, the files it holds (its module's ``unpack``), read in one pass: a
+    mailbox's messages are parsed once, and come back already read (``ContainedFile.loaded``). The files are
+    None for a file that is no container.
 
     Raises:
-        LoadError: the container cannot be read; a part that cannot is named in ``Unpacked.skipped``.
+        LoadError: as ``load_bytes``; a part that cannot be read is named in ``Unpacked.skipped``.
     """
-    module = _CONTAINERS.get(Path(name).suffix.lower())
-    if module is None:
-        return Unpacked()
-    unpack: Callable[[bytes, str], Unpacked] = importlib.import_module(f"{__name__}.{module}").unpack
-    return unpack(data, name)
+    suffix = Path(name).suffix.lower()
+    if suffix not in CONTAINER_SUFFIXES:
+        return load_bytes(data, name, max_pdf_pages=max_pdf_pages), None
+    read: Callable[[bytes, str], tuple[LoadedDocument, Unpacked]] = importlib.import_module(
+        f"{__name__}.{_FORMATS[suffix]}"
+    ).load_with_parts
+    return read(data, name)
 
 
 def load_file(path: Path) -> LoadedDocument:

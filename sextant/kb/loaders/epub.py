@@ -15,6 +15,11 @@ TOC's label, nested by the TOC's depth below the chapter's entry: SiSU sets subs
 that only its NCX names. A page holding nothing but headings (a part's title page, a half-title) is left
 out, since it would be a section with no text that repeats the chapter after it.
 
+A chapter that cannot be read (missing from the zip, damaged there, not HTML) is left out and named in
+``skipped_pages`` (number: its place in the reading order; label: its path in the package), and the rest of the
+book is stored; so is a chapter read only in part: XHTML that is not well-formed XML, which the forgiving HTML
+parser read instead, losing what the damage hid (an unescaped ``<name@example.org>`` reads as a tag).
+
 Only zipfile and lxml are used: EbookLib, the usual library, is AGPL-licensed and reads no more than
 this needs. DRM-protected books (``META-INF/encryption.xml`` encrypting anything but obfuscated fonts)
 are refused, since their chapters are ciphertext.
@@ -30,7 +35,7 @@ from urllib.parse import unquote
 
 from lxml import etree
 
-from sextant.kb.documents import LoadedDocument, LoadError, SectionSpan, join_pages
+from sextant.kb.documents import LoadedDocument, LoadError, SectionSpan, SkippedPage, join_pages
 from sextant.kb.loaders import html
 from sextant.kb.loaders.builder import ZIP_ERRORS, Heading, clean_title, close_sections, stem
 
@@ -78,22 +83,32 @@ def load(data: bytes, name: str) -> LoadedDocument:
         opf = _xml(book, opf_path, name)
         chapters = _spine(opf, opf_path, name)
         entries = _toc_entries(book, opf, opf_path)
-        loaded = [
-            _chapter(book, path, media_type, [e for e in entries if e.path == path], name)
-            for path, media_type in chapters
-        ]
-    read = [chapter for chapter in loaded if chapter is not None]
+        read: list[LoadedDocument] = []
+        skipped: list[SkippedPage] = []
+        for number, (path, media_type) in enumerate(chapters, start=1):
+            try:
+                chapter, damage = _chapter(book, path, media_type, [e for e in entries if e.path == path], name)
+            except LoadError as exc:
+                skipped.append(SkippedPage(number, path, exc.reason))
+                continue
+            if damage:
+                skipped.append(SkippedPage(number, path, damage))
+            if chapter is not None:
+                read.append(chapter)
     # A page holding nothing but its title (a part's or the book's title page) repeats what the table of
     # contents and the chapters after it say: it would be a section with no text of its own.
     parts: list[tuple[LoadedDocument, int | None]] = [(c, None) for c in read if not _title_only(c)] or [
         (c, None) for c in read
     ]
     if not parts:
+        if skipped:
+            named = "; ".join(f"chapter {s.label}: {s.reason}" for s in skipped[:5])
+            raise LoadError(name, f"no chapter could be read: {named}")
         raise LoadError(name, "empty: no chapter in the book's reading order holds text")
     title = clean_title(" ".join(opf.xpath("string(opf:metadata/dc:title[1])", namespaces=_NS).split()))
     joined = join_pages(parts, title or "untitled")
     fallback = next((s.title for s in joined.sections if s.level == 1), "") or stem(name)
-    return replace(joined, title=title or fallback)
+    return replace(joined, title=title or fallback, skipped_pages=tuple(skipped))
 
 
 def _read(book: zipfile.ZipFile, path: str, name: str) -> bytes:
@@ -209,16 +224,28 @@ def _toc_entries(book: zipfile.ZipFile, opf: etree._Element, opf_path: str) -> l
 
 def _chapter(
     book: zipfile.ZipFile, path: str, media_type: str, entries: list[_Entry], name: str
-) -> LoadedDocument | None:
-    """One chapter as a document whose first section, at level 1, is the chapter; None if it holds no text.
+) -> tuple[LoadedDocument | None, str]:
+    """One chapter as a document whose first section, at level 1, is the chapter (None if it holds no text), and
+    what damage cost it ("" for none): XHTML that is not XML, read by the HTML parser.
 
     ``entries``: the table of contents' links into this chapter, the first one its label.
+
+    Raises:
+        LoadError: the chapter cannot be read; the reason says why.
     """
     targets = frozenset(e.fragment for e in entries if e.fragment)
-    try:
-        page = html.extract(_read(book, path, name), path, xml=media_type == "application/xhtml+xml", targets=targets)
-    except LoadError as exc:
-        raise LoadError(name, f"chapter {path}: {exc.reason}") from exc
+    xhtml = media_type == "application/xhtml+xml"
+    page = html.extract(_read(book, path, name), path, xml=xhtml, targets=targets)
+    damage = ""
+    if page.xml_error:
+        damage = (
+            f"read in part: its XHTML is not well-formed XML ({page.xml_error}), so the HTML parser read it and "
+            "text around the damage may be missing; re-export the book"
+        )
+    return _chapter_document(page, path, entries), damage
+
+
+def _chapter_document(page: html.Page, path: str, entries: list[_Entry]) -> LoadedDocument | None:
     if not page.text:
         return None
     label = entries[0].label if entries else ""

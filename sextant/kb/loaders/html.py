@@ -100,6 +100,7 @@ _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codec
 # Browsers read these labels as windows-1252 (WHATWG Encoding), and so do pages written for them.
 _WINDOWS_1252_ALIASES = frozenset({"iso-8859-1", "iso8859-1", "latin1", "latin-1", "us-ascii", "ascii", "l1"})
 _SNIFF_BYTES = 4096
+_UNDECLARED_ENTITY = etree.ErrorTypes.ERR_UNDECLARED_ENTITY
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +113,9 @@ class Page:
     html_title: str  # the <title>, whitespace collapsed
     first_h1: str
     targets: dict[str, int] = field(default_factory=dict)  # asked-for element id -> where its text starts
+    # Why XHTML (``extract(xml=True)``) was not well-formed XML, so that the forgiving HTML parser read it: text
+    # around the damage may be missing. "" when it parsed as XML, or was not asked to.
+    xml_error: str = ""
 
 
 def load(data: bytes, name: str) -> LoadedDocument:
@@ -143,7 +147,7 @@ def extract(data: bytes, name: str, *, xml: bool = False, targets: frozenset[str
     Raises:
         LoadError: the bytes are not HTML text.
     """
-    root = _parse(data, name, xml=xml)
+    root, xml_error = _parse(data, name, xml=xml)
     main = _main_content(root)
     page_level = main.tag in ("body", "html")
     walker = _walk(main, targets, page_level=page_level, judge_links=page_level)
@@ -157,7 +161,7 @@ def extract(data: bytes, name: str, *, xml: bool = False, targets: frozenset[str
     title_element = root.find(".//title")
     html_title = _collapse("".join(title_element.itertext())) if title_element is not None else ""
     first_h1 = next((h.title for h in walker.headings if h.level == 1), "")
-    return Page(text, anchored, tuple(walker.tables), html_title, first_h1, walker.found)
+    return Page(text, anchored, tuple(walker.tables), html_title, first_h1, walker.found, xml_error)
 
 
 def _walk(main: etree._Element, targets: frozenset[str], *, page_level: bool, judge_links: bool) -> _Walker:
@@ -207,18 +211,20 @@ def _declared_encoding(head: bytes) -> str | None:
     return "utf-8" if codec.startswith("utf-16") else codec
 
 
-def _parse(data: bytes, name: str, *, xml: bool) -> etree._Element:
+def _parse(data: bytes, name: str, *, xml: bool) -> tuple[etree._Element, str]:
+    """The page's root element, and why it did not parse as XML when ``xml`` asked for that ("" when it did)."""
+    xml_error = ""
     if xml and not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, recover=False)
         try:
             root = etree.fromstring(data, parser)
-        except etree.XMLSyntaxError:
-            pass  # XHTML in name only (named entities, unclosed tags): the HTML parser copes
+        except etree.XMLSyntaxError as exc:  # XHTML in name only (named entities, unclosed tags): the HTML parser copes
+            xml_error = exc.msg if exc.code != _UNDECLARED_ENTITY else _damage_past_entities(data)
         else:
             for element in root.iter():
                 if isinstance(element.tag, str) and element.tag.startswith("{"):
                     element.tag = etree.QName(element).localname
-            return root
+            return root, ""
     text = _XML_DECLARATION_TEXT_RE.sub("", decode(data, name), count=1)
     # huge_tree: text nodes over 10 MB and nesting past 256 levels (real pages reach both) are read, not cut.
     parser = lxml.html.HTMLParser(huge_tree=True)
@@ -229,7 +235,19 @@ def _parse(data: bytes, name: str, *, xml: bool) -> etree._Element:
     # Past libxml2's depth limit the parser stops and drops the rest of the page without raising.
     if any("Excessive depth" in error.message for error in parser.error_log):
         raise LoadError(name, "elements are nested too deeply to read (over 2048 levels); the page is damaged")
-    return root
+    return root, xml_error
+
+
+def _damage_past_entities(data: bytes) -> str:
+    """What keeps XHTML whose first fault is an HTML entity (``&nbsp;``, which the HTML parser reads) from being XML:
+    its first other fault, "" when there is none."""
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, recover=True)
+    try:
+        etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:  # past what even recovery reads
+        return exc.msg
+    fault = next((e for e in parser.error_log if e.type != _UNDECLARED_ENTITY), None)
+    return f"{fault.message}, line {fault.line}, column {fault.column}" if fault is not None else ""
 
 
 def _main_content(root: etree._Element) -> etree._Element:

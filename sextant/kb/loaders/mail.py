@@ -65,6 +65,19 @@ class _Render:
             self.pending = None
 
 
+Summary = tuple[str, str, str]
+"""A message as a mailbox's list shows it: its date (ISO 8601), sender and subject."""
+
+
+@dataclass(frozen=True, slots=True)
+class Mailbox:
+    """A mailbox read once: each message's summary, or the error that stopped its parse, in the mailbox's order
+    (every message, those past the limit on messages included), and the files it holds (``unpack``)."""
+
+    summaries: tuple[Summary | LoadError, ...]
+    unpacked: Unpacked
+
+
 def load(data: bytes, name: str) -> LoadedDocument:
     """Load one message (.eml): header block, body and attachment names; the title is the subject.
 
@@ -94,30 +107,55 @@ def unpack(
         LoadError: ``name`` is not an .eml or .mbox, the .eml is not a message, or the .mbox does not
             start with a "From " line. A broken message inside an .mbox is skipped, not raised.
     """
-    if suffixes is None:
-        from sextant.kb.loaders import SUPPORTED_SUFFIXES
-
-        suffixes = SUPPORTED_SUFFIXES
-    readable = {s.lower() for s in suffixes}
     suffix = PurePath(name).suffix.lower()
     if suffix == ".eml":
         msg = _parse(data, name)
-        found = _render(msg).attachments
-        files, skipped = _attachments(msg, found, message_key(msg, data), readable, max_attachment_bytes)
-        return Unpacked(tuple(files), tuple(skipped))
+        return _attached(msg, data, _render(msg), _readable(suffixes), max_attachment_bytes)
     if suffix == ".mbox":
-        return _unpack_mbox(data, name, readable, max_messages, max_attachment_bytes)
+        return read_mbox(
+            data, name, max_messages=max_messages, max_attachment_bytes=max_attachment_bytes, suffixes=suffixes
+        ).unpacked
     raise LoadError(name, "not a mail container: expected an .eml or .mbox file")
 
 
-def summary(raw: bytes, name: str) -> tuple[str, str, str]:
+def load_with_parts(
+    data: bytes, name: str, *, max_attachment_bytes: int = MAX_ATTACHMENT_BYTES, suffixes: Collection[str] | None = None
+) -> tuple[LoadedDocument, Unpacked]:
+    """One message (.eml) read once: its document (``load``) and its attachments (``unpack``).
+
+    Raises:
+        LoadError: as ``load``.
+    """
+    msg = _parse(data, name)
+    render = _render_or_refuse(msg, name)
+    attached = _attached(msg, data, render, _readable(suffixes), max_attachment_bytes)
+    return _document(msg, name, render), attached
+
+
+def _attached(msg: MIMEPart, data: bytes, render: _Render, readable: set[str], max_attachment_bytes: int) -> Unpacked:
+    files, skipped = _attachments(msg, render.attachments, message_key(msg, data), readable, max_attachment_bytes)
+    return Unpacked(tuple(files), tuple(skipped))
+
+
+def summary(raw: bytes, name: str) -> Summary:
     """A message's date (ISO 8601), sender and subject, as a mailbox's list shows it.
 
     Raises:
         LoadError: the bytes are not a message.
     """
-    msg = _parse(raw, name)
+    return _summary(_parse(raw, name))
+
+
+def _summary(msg: MIMEPart) -> Summary:
     return dates(msg)[0], sender(msg), header(msg, "Subject") or "(no subject)"
+
+
+def _readable(suffixes: Collection[str] | None) -> set[str]:
+    if suffixes is None:
+        from sextant.kb.loaders import SUPPORTED_SUFFIXES
+
+        suffixes = SUPPORTED_SUFFIXES
+    return {s.lower() for s in suffixes}
 
 
 def message_key(msg: MIMEPart, raw: bytes) -> str:
@@ -164,20 +202,44 @@ def _mbox_message(lines: list[bytes]) -> bytes:
     return _ESCAPED_FROM_RE.sub(rb"\1", b"".join(lines)).rstrip(b"\r\n") + b"\n"
 
 
-def _unpack_mbox(data: bytes, name: str, readable: set[str], max_messages: int, max_attachment_bytes: int) -> Unpacked:
+def read_mbox(
+    data: bytes,
+    name: str,
+    *,
+    max_messages: int = MAX_MESSAGES,
+    max_attachment_bytes: int = MAX_ATTACHMENT_BYTES,
+    suffixes: Collection[str] | None = None,
+) -> Mailbox:
+    """A mailbox read in one pass, each message parsed once: what its list shows (``summary``) and what it holds
+    (``unpack``: each message, already read, then its attachments). Keys and limits as ``unpack``.
+
+    Raises:
+        LoadError: the data is empty or does not start with a "From " line (``split_mbox``).
+    """
+    readable = _readable(suffixes)
+    summaries: list[Summary | LoadError] = []
     files: list[ContainedFile] = []
     skipped: list[SkippedFile] = []
     seen: dict[str, str] = {}  # key -> hash of the message's bytes
     for number, raw in enumerate(split_mbox(data, name), start=1):
         label = f"{name} message {number}"
-        if number > max_messages:
+        listed_only = number > max_messages  # in the mailbox's list, not unpacked
+        if number == max_messages + 1:
             reason = f"only the first {max_messages} messages are read; split the mailbox into smaller files"
             skipped.append(SkippedFile("", f"{name} messages {number}-", reason))
-            break
         try:
             msg = _parse(raw, label)
+        except LoadError as exc:
+            summaries.append(exc)
+            if not listed_only:
+                skipped.append(SkippedFile(_hash_key(raw), label, exc.reason))
+            continue
+        summaries.append(_summary(msg))
+        if listed_only:
+            continue
+        try:
             render = _render_or_refuse(msg, label)
-            title = _document(msg, label, render).title
+            loaded = _document(msg, label, render)
         except LoadError as exc:
             skipped.append(SkippedFile(_hash_key(raw), label, exc.reason))
             continue
@@ -188,11 +250,11 @@ def _unpack_mbox(data: bytes, name: str, readable: set[str], max_messages: int, 
                 continue
             key = f"{key}~{digest}"  # a mailer that reuses Message-IDs
         seen[key] = digest
-        files.append(ContainedFile(key, _eml_name(msg), raw, title))
+        files.append(ContainedFile(key, _eml_name(msg), raw, loaded.title, loaded))
         attached, left_out = _attachments(msg, render.attachments, key, readable, max_attachment_bytes)
         files.extend(attached)
         skipped.extend(left_out)
-    return Unpacked(tuple(files), tuple(skipped))
+    return Mailbox(tuple(summaries), Unpacked(tuple(files), tuple(skipped)))
 
 
 def _hash_key(raw: bytes) -> str:

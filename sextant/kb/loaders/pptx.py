@@ -10,13 +10,13 @@ slide's text after a "Speaker notes:" line, inside its page. A line break inside
 Each slide is its own XML part, and python-pptx parses every part on opening, so one damaged slide would
 refuse the whole deck. Damaged slide parts are found first and stood in for by an empty slide; such a
 slide is named in ``skipped_pages`` and keeps an empty page span, and the rest of the deck is stored. A
-damaged notes part costs only that slide's notes.
+damaged notes part costs only that slide's notes: the slide is read, and named in ``skipped_pages`` with its notes
+left out.
 """
 
 from __future__ import annotations
 
 import io
-import logging
 import re
 import zipfile
 from collections.abc import Iterable, Iterator
@@ -31,8 +31,6 @@ from pptx.table import Table as PptxTable
 from sextant.kb.documents import LoadedDocument, LoadError, SkippedPage
 from sextant.kb.loaders.builder import CELL_SEPARATOR, ZIP_ERRORS, refuse_unless_office_zip
 from sextant.kb.loaders.slides import Paragraph, Slide, Table, deck
-
-logger = logging.getLogger(__name__)
 
 _SLIDE_PART_RE = re.compile(r"^ppt/slides/slide\d+\.xml$")
 _NOTES_PART_RE = re.compile(r"^ppt/notesSlides/notesSlide\d+\.xml$")
@@ -78,7 +76,7 @@ def load(data: bytes, name: str) -> LoadedDocument:
             slides.append(SkippedPage(number, str(number), reason))
             continue
         try:
-            slides.append(_slide(slide, number, broken))
+            slides.append(_slide(slide, broken))
         # A part that parses can still break python-pptx's reading of it (fuzzed attributes, missing ids).
         except Exception as exc:
             slides.append(SkippedPage(number, str(number), f"damaged, python-pptx could not read it ({exc})"))
@@ -113,20 +111,20 @@ def _with_stand_ins(data: bytes) -> tuple[bytes, dict[str, str]]:
     return out.getvalue(), broken
 
 
-def _slide(slide: PptxSlide, number: int, broken: dict[str, str]) -> Slide:
+def _slide(slide: PptxSlide, broken: dict[str, str]) -> Slide:
     title_shape = slide.shapes.title
     title = _text(title_shape) if title_shape is not None else ""
     skip = title_shape.shape_id if title_shape is not None else None
     blocks = list(_blocks(slide.shapes, skip))
-    notes = ""
+    notes = left_out = ""
     if slide.has_notes_slide:
         notes_slide = slide.notes_slide
         part = str(notes_slide.part.partname).lstrip("/")
         if part in broken:
-            logger.warning("slide %d: speaker notes left out: %s", number, broken[part])
+            left_out = f"its speaker notes were left out: {broken[part]}"
         elif (frame := notes_slide.notes_text_frame) is not None:
             notes = frame.text.replace("\v", "\n").strip()
-    return Slide(title=title, blocks=blocks, notes=notes)
+    return Slide(title=title, blocks=blocks, notes=notes, left_out=left_out)
 
 
 def _blocks(shapes: Iterable[BaseShape], skip: int | None) -> Iterator[Paragraph | Table]:

@@ -3,7 +3,8 @@
 A format's loader reads each slide into a ``Slide`` (its title, its text blocks in reading order, its speaker
 notes) and hands the list to ``deck``: a slide's title is a section over the slide, its notes follow its text
 after a marked line, and a slide that could not be read keeps an empty page and is named in ``skipped_pages``,
-so the numbering of the others is what the deck shows.
+so the numbering of the others is what the deck shows. A slide read without a part of it (its speaker notes, when
+their own XML part is damaged) keeps the rest and is named there too, with what was left out.
 """
 
 from __future__ import annotations
@@ -37,11 +38,16 @@ class Table:
 
 @dataclass(frozen=True, slots=True)
 class Slide:
-    """One slide as read: its title, its text blocks in reading order and its speaker notes."""
+    """One slide as read: its title, its text blocks in reading order and its speaker notes.
+
+    ``left_out``: what of the slide could not be read and why (``"its speaker notes were left out: ..."``); the
+    slide is named in the deck's ``skipped_pages`` with it, and the rest of the slide is kept.
+    """
 
     title: str
     blocks: Sequence[Paragraph | Table] = field(default_factory=tuple)
     notes: str = ""
+    left_out: str = ""
 
 
 def slide_document(slide: Slide) -> LoadedDocument:
@@ -65,7 +71,8 @@ def slide_document(slide: Slide) -> LoadedDocument:
 
 
 def deck(slides: Sequence[Slide | SkippedPage], title: str, name: str, what: str) -> LoadedDocument:
-    """A deck's document: slide n is page n labelled "n"; a skipped slide keeps an empty page span.
+    """A deck's document: slide n is page n labelled "n"; a skipped slide keeps an empty page span. Both a skipped
+    slide and a slide read in part (``Slide.left_out``) are named in ``skipped_pages``.
 
     Raises:
         LoadError: the deck has no slides, or no text on any readable slide (naming the unreadable ones).
@@ -76,7 +83,11 @@ def deck(slides: Sequence[Slide | SkippedPage], title: str, name: str, what: str
         (slide_document(s) if isinstance(s, Slide) else LoadedDocument(text="", title=""), n)
         for n, s in enumerate(slides, 1)
     ]
-    skipped = tuple(s for s in slides if isinstance(s, SkippedPage))
+    skipped = tuple(
+        s if isinstance(s, SkippedPage) else SkippedPage(n, str(n), s.left_out)
+        for n, s in enumerate(slides, 1)
+        if isinstance(s, SkippedPage) or s.left_out
+    )
     read = [s for s in slides if isinstance(s, Slide)]
     first_title = next((s.title for s in read if s.title), "")
     first_line = next((b.text.split("\n", 1)[0] for s in read for b in s.blocks if isinstance(b, Paragraph)), "")
@@ -87,6 +98,7 @@ def deck(slides: Sequence[Slide | SkippedPage], title: str, name: str, what: str
     if not document.text.strip():
         if skipped:
             named = "; ".join(f"slide {s.label}: {s.reason}" for s in skipped[:5])
-            raise LoadError(name, f"no slide could be read: {named}; repair or re-save the file and add it again")
+            lead = "no slide could be read" if len(read) < len(slides) else "no text could be read"
+            raise LoadError(name, f"{lead}: {named}; repair or re-save the file and add it again")
         raise LoadError(name, f"empty: the {what} has no text on its slides or in its notes")
     return replace(document, skipped_pages=skipped)

@@ -19,10 +19,11 @@ from sextant.contract.results import DocumentInfo, IngestOutcome, IngestReport
 from sextant.contract.tools import KB_INGEST, KB_SET_OVERVIEW, KB_UPLOAD, IngestDocument
 from sextant.kb.document_ids import document_id_for
 from sextant.kb.documents import LoadError
-from sextant.kb.ingest_service import group_pages, ingest_file, ingest_text, refusal
+from sextant.kb.ingest_service import group_pages, ingest_file, ingest_text
 from sextant.kb.ingest_tasks import IngestReporter
 from sextant.kb.loader_sandbox import check_file_size
 from sextant.kb.mcp.context import REPLACING, Server, Tools, announce_documents_changed, in_thread, kb_of, lifespan_of
+from sextant.kb.refusal import refused
 from sextant.kb.remote.access import require_write
 
 # A client that supports tasks (either protocol era) gets these calls back as a task to poll.
@@ -117,7 +118,7 @@ def register(server: Server, tools: Tools) -> None:
         try:
             check_file_size(filename, decoded_size, parser.limits)
         except LoadError as exc:
-            return IngestReport(results=[refusal(document_id_for(Path(filename)), exc)])
+            return IngestReport(results=[refused(document_id_for(Path(filename)), exc)])
         try:
             data = base64.b64decode(content_base64, validate=True)
         except binascii.Error as exc:

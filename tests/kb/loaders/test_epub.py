@@ -180,13 +180,73 @@ def test_unreadable_books_are_refused_with_a_reason(data: bytes, reason: str) ->
     assert refused.value.name == "bad.epub"
 
 
-def test_a_chapter_missing_from_the_package_is_named() -> None:
-    data = make_epub([("a.xhtml", chapter("<h1>A</h1>"))])
+def _without(data: bytes, member: str) -> bytes:
+    """The package ``data`` without the zip member ``member``."""
     with zipfile.ZipFile(io.BytesIO(data)) as book:
-        kept = {info.filename: book.read(info) for info in book.infolist() if info.filename != "OEBPS/a.xhtml"}
+        kept = {info.filename: book.read(info) for info in book.infolist() if info.filename != member}
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as book:
         for path, content in kept.items():
             book.writestr(path, content)
+    return out.getvalue()
+
+
+def test_a_chapter_missing_from_the_package_is_named() -> None:
+    data = _without(make_epub([("a.xhtml", chapter("<h1>A</h1>"))]), "OEBPS/a.xhtml")
     with pytest.raises(LoadError, match=r"OEBPS/a\.xhtml is named in the package but missing"):
-        epub.load(out.getvalue(), "gap.epub")
+        epub.load(data, "gap.epub")
+
+
+def _three_chapters(second: str) -> bytes:
+    return make_epub(
+        [
+            ("one.xhtml", chapter("<h1>One</h1><p>The first chapter is read.</p>")),
+            ("two.xhtml", second),
+            ("three.xhtml", chapter("<h1>Three</h1><p>The third chapter is read.</p>")),
+        ]
+    )
+
+
+def test_a_chapter_damaged_in_the_zip_is_left_out_and_named_and_the_rest_is_read() -> None:
+    marker = b"MARKER-OF-THE-SECOND-CHAPTER"
+    data = _three_chapters(chapter(f"<h1>Two</h1><p>{marker.decode()}</p>"))
+    assert data.count(marker) == 1  # stored, not compressed: the chapter's bytes are in the file as they are
+    damaged = data.replace(marker, marker.lower())  # its CRC no longer matches
+    doc = epub.load(damaged, "damaged.epub")
+    (skipped,) = doc.skipped_pages
+    assert (skipped.number, skipped.label) == (2, "OEBPS/two.xhtml")
+    assert skipped.reason.startswith("damaged EPUB: OEBPS/two.xhtml cannot be unpacked (Bad CRC-32")
+    assert "The first chapter is read." in doc.text and "The third chapter is read." in doc.text
+    assert "marker" not in doc.text.lower()
+
+
+def test_a_chapter_missing_from_a_longer_book_is_left_out_and_named() -> None:
+    data = _without(_three_chapters(chapter("<h1>Two</h1><p>Gone.</p>")), "OEBPS/two.xhtml")
+    doc = epub.load(data, "gap.epub")
+    assert [(s.number, s.label) for s in doc.skipped_pages] == [(2, "OEBPS/two.xhtml")]
+    assert "is named in the package but missing" in doc.skipped_pages[0].reason
+    assert "The third chapter is read." in doc.text
+
+
+def test_a_chapter_whose_xhtml_is_not_xml_is_read_in_part_and_named() -> None:
+    broken = chapter("<h1>Two</h1><p>Write to <team@example.org> for help.</p><p>Still read.</p>")
+    doc = epub.load(_three_chapters(broken), "recovered.epub")
+    (skipped,) = doc.skipped_pages
+    assert (skipped.number, skipped.label) == (2, "OEBPS/two.xhtml")
+    assert skipped.reason.startswith("read in part: its XHTML is not well-formed XML (error parsing attribute name")
+    assert "Write to" in doc.text and "Still read." in doc.text  # what the HTML parser recovered is kept
+    assert "team@example.org" not in doc.text  # read as a tag: the loss the reason warns of
+    assert "The third chapter is read." in doc.text
+
+
+def test_html_entities_in_xhtml_lose_nothing_and_are_not_named() -> None:
+    doc = epub.load(_three_chapters(chapter("<h1>Two</h1><p>Tea&nbsp;time&mdash;at four.</p>")), "entities.epub")
+    assert doc.skipped_pages == ()
+    assert "Tea time—at four." in doc.text  # the walk folds a no-break space to a space
+
+
+def test_a_real_chapter_that_is_not_xml_is_named() -> None:
+    doc = epub.load(_real(LIVE_MANUAL), LIVE_MANUAL.name)
+    assert [(s.number, s.label) for s in doc.skipped_pages] == [(47, "OEBPS/metadata.xhtml")]
+    assert doc.skipped_pages[0].reason.startswith("read in part")
+    assert epub.load(_real(PACKAGING_GUIDE), PACKAGING_GUIDE.name).skipped_pages == ()

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+import pptx
 import pytest
 
 from sextant.kb.documents import LoadedDocument, LoadError
 from sextant.kb.loaders import pptx as pptx_loader
+from sextant.kb.loaders.slides import NOTES_MARK
 from tests.kb.loaders import slides_factory
 from tests.kb.loaders.pdf_factory import assert_well_formed
 
@@ -69,12 +72,28 @@ def test_a_slide_whose_xml_does_not_parse_is_skipped_and_named() -> None:
     assert_well_formed(loaded)
 
 
-def test_damaged_notes_cost_only_the_notes(caplog: pytest.LogCaptureFixture) -> None:
+def test_damaged_notes_cost_only_the_notes_and_are_named() -> None:
     data = slides_factory.with_part(slides_factory.deck(), "ppt/notesSlides/notesSlide1.xml", b"<p:notes")
     loaded = pptx_loader.load(data, "notes.pptx")
-    assert loaded.skipped_pages == ()
-    assert _page(loaded, 1).endswith("Lower box")
-    assert "slide 1: speaker notes left out" in caplog.text
+    (skipped,) = loaded.skipped_pages
+    assert (skipped.number, skipped.label) == (1, "1")
+    assert skipped.reason.startswith(
+        "its speaker notes were left out: damaged, its XML part ppt/notesSlides/notesSlide1.xml does not parse"
+    )
+    assert _page(loaded, 1).endswith("Lower box")  # the slide itself is read
+    assert NOTES_MARK not in _page(loaded, 1)
+    assert_well_formed(loaded)
+
+
+def test_a_deck_whose_only_text_was_in_damaged_notes_is_refused_naming_them() -> None:
+    presentation = pptx.Presentation()
+    blank = presentation.slides.add_slide(presentation.slide_layouts[6])
+    blank.notes_slide.notes_text_frame.text = "All there is to say."
+    saved = io.BytesIO()
+    presentation.save(saved)
+    data = slides_factory.with_part(saved.getvalue(), "ppt/notesSlides/notesSlide1.xml", b"<p:notes")
+    with pytest.raises(LoadError, match=r"no text could be read: slide 1: its speaker notes were left out: damaged"):
+        pptx_loader.load(data, "notes-only.pptx")
 
 
 def test_a_deck_whose_only_slide_is_damaged_is_refused_naming_it() -> None:
