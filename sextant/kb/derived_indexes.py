@@ -3,8 +3,9 @@
 The store is the truth; these are caches of this process, rebuilt from it when they are missing or behind
 (``DerivedIndexes.for_settings`` at open). Each write of this process, made under ``writing()``, is applied
 to both and stamped with the store's generation (``commit``). Other processes on the same store folder take
-the same lock (``StoreLock``) and move its change counter; a search that finds the counter moved reopens the
-store's segments and follows the other writers by a chunk-id diff (``refresh_before_search``). Writers this
+the same lock (``StoreLock``), move its change counter and note what each write did in the journal
+(``StoreJournal``); a search that finds the counter moved reopens the store's segments and applies the journal's
+entries, or, where one is missing, diffs the chunk ids of every record (``refresh_before_search``). Writers this
 machine cannot see (replicas elsewhere on one Chroma server) are followed when the store's generation or
 chunk count moved, checked at most every SEXTANT_LEXICAL_REFRESH_S. learning/shared-store.md and
 learning/scale.md have the design.
@@ -26,6 +27,7 @@ from sextant.kb.ann.live import LiveIndex
 from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.store import ChunkStore
+from sextant.kb.store_journal import JournalEntry, StoreJournal, net_change
 from sextant.kb.store_lock import StoreLock
 from sextant.kb.stored import StoredChunk
 from sextant.settings import KbSettings
@@ -75,6 +77,8 @@ class DerivedIndexes:
         """Rebuild each index that is missing or behind the store (another writer, a crash)."""
         self.store, self.lexical, self.ann, self.policy = store, lexical, ann, policy
         self.shared = lock
+        self.journal = StoreJournal(lock.folder)
+        self._writes: list[_Write] = []  # the writes of this process under way, innermost last
         self.refresh_s = refresh_s
         self._deferred_saves = 0
         self._next_check = 0.0
@@ -114,8 +118,14 @@ class DerivedIndexes:
         with self.shared.exclusive():
             if self.shared.changes() != self._seen:
                 self._catch_up(full=False)
-            self._seen = self.shared.bump()
-            yield
+            self._seen = write = self.shared.bump()
+            self._writes.append(_Write())
+            try:
+                yield
+            finally:
+                done = self._writes.pop()
+            # Only a write that ended well says what it did: after a failure the others list the records.
+            self.journal.append(JournalEntry(write, done.generation, tuple(done.removed), tuple(done.added)))
 
     def commit(
         self,
@@ -125,7 +135,10 @@ class DerivedIndexes:
         vectors: npt.NDArray[np.float32] | None = None,
     ) -> None:
         """After a write of ours that left the store at ``generation``: drop ``removed`` from both indexes, add
-        ``added`` (with ``vectors``, rows in the same order), stamp. The caller is inside ``writing()``."""
+        ``added`` (with ``vectors``, rows in the same order), stamp, and note it for the journal. The caller is
+        inside ``writing()``."""
+        if self._writes:
+            self._writes[-1].note(generation, removed, [c.id for c in added])
         self.lexical.remove(removed)
         self.lexical.add([c.id for c in added], self._lexical_texts(added))
         if self.ann is not None:
@@ -178,10 +191,10 @@ class DerivedIndexes:
     def refresh(self, *, full: bool = False) -> bool:
         """Bring the indexes up to the store's changes by other clients; returns whether they changed.
 
-        Costs a file read and two small store reads when nothing changed; otherwise (or with ``full``) one
-        listing of the document records plus a fetch of the chunks that are new to this process, and, on the
-        embedded store, reopening its segments. The indexes are saved at this process's next write or at close,
-        not here: a save (snapshot, fsync) costs several times the catch-up itself, and a search waits for this.
+        Costs a file read and two small store reads when nothing changed; otherwise a read of the journal (or,
+        where it does not account for the change, and with ``full``, one listing of the document records) plus a
+        fetch of the chunks that are new to this process, and, on the embedded store, reopening its segments.
+        The indexes are saved at this process's next write or at close, not here: a search waits for this.
         """
         with self.shared.exclusive():
             return self._catch_up(full=full)
@@ -211,7 +224,11 @@ class DerivedIndexes:
             return False
         started = time.perf_counter()
         reopened = moved and self.store.reload()
-        changed = self._follow(self._live_ids())
+        entries = None if full else self.journal.since(self._seen, seen)
+        if entries is not None and _explains(entries, self._synced, state):
+            changed = self._follow_journal(entries)
+        else:
+            changed = self._follow(self._live_ids())
         if changed or reopened:
             self.followed += 1
             log.info(
@@ -231,19 +248,40 @@ class DerivedIndexes:
         keep = set(live)
         in_lexical = set(self.lexical.ids())
         in_ann = follow_ann.ids() if follow_ann is not None else keep
-        gone_lexical, gone_ann = in_lexical - keep, in_ann - keep
         missing = [cid for cid in live if cid not in in_lexical or cid not in in_ann]
+        return self._apply(in_lexical - keep, in_ann - keep, missing, in_lexical, in_ann if follow_ann else None)
+
+    def _follow_journal(self, entries: Sequence[JournalEntry]) -> bool:
+        """Apply what other processes' writes did, as their journal entries say: no listing of the records."""
+        gone, new = net_change(entries)
+        in_lexical = {cid for cid in (*gone, *new) if cid in self.lexical}
+        in_ann = self.ann.ids() if self.ann is not None else None
+        gone_ann = gone & in_ann if in_ann is not None else set()
+        return self._apply(gone & in_lexical, gone_ann, new, in_lexical, in_ann)
+
+    def _apply(
+        self,
+        gone_lexical: set[str],
+        gone_ann: set[str],
+        missing: list[str],
+        in_lexical: set[str],
+        in_ann: set[str] | None,
+    ) -> bool:
+        """Drop the gone ids from each index, fetch the missing chunks and add each to the index that lacks it
+        (``in_ann`` None: the ANN index is not followed)."""
         self.lexical.remove(gone_lexical)
-        if follow_ann is not None:
-            follow_ann.remove(list(gone_ann))
+        if in_ann is not None and self.ann is not None:
+            self.ann.remove(list(gone_ann))
         for lo in range(0, len(missing), FETCH_BATCH):
             # A chunk replaced since the listing is simply not found; the generation it moved shows next time.
-            chunks = self.store.get_chunks(missing[lo : lo + FETCH_BATCH], vectors=follow_ann is not None)
+            chunks = self.store.get_chunks(missing[lo : lo + FETCH_BATCH], vectors=in_ann is not None)
             lexical = [c for c in chunks if c.id not in in_lexical]
             self.lexical.add([c.id for c in lexical], self._lexical_texts(lexical))
-            dense = [(c.id, c.vector) for c in chunks if c.id not in in_ann and c.vector is not None]
-            if follow_ann is not None and dense:
-                follow_ann.add([cid for cid, _ in dense], np.stack([v for _, v in dense]))
+            dense = [
+                (c.id, c.vector) for c in chunks if in_ann is not None and c.id not in in_ann and c.vector is not None
+            ]
+            if self.ann is not None and dense:
+                self.ann.add([cid for cid, _ in dense], np.stack([v for _, v in dense]))
         return bool(gone_lexical or gone_ann or missing)
 
     # --- rebuilding -----------------------------------------------------------------------------
@@ -292,3 +330,28 @@ class DerivedIndexes:
 
     def _lexical_texts(self, chunks: Iterable[StoredChunk]) -> list[str]:
         return [index_text(c.text, c.meta, self.policy.lexical_context) for c in chunks]
+
+
+class _Write:
+    """What one write of this process did to the indexes, for its journal entry."""
+
+    def __init__(self) -> None:
+        self.generation: int | None = None
+        self.removed: list[str] = []
+        self.added: list[str] = []
+
+    def note(self, generation: int, removed: Sequence[str], added: Sequence[str]) -> None:
+        self.generation = generation
+        self.removed.extend(removed)
+        self.added.extend(added)
+
+
+def _explains(entries: Sequence[JournalEntry], synced: tuple[int, int], state: tuple[int, int]) -> bool:
+    """Whether ``entries``, applied to the store as it was at ``synced`` (generation, chunk count), give ``state``:
+    if not, someone this machine cannot see (a replica on a Chroma server) wrote too."""
+    generation, count = synced
+    for entry in entries:
+        if entry.generation is not None:
+            generation = entry.generation
+        count += len(entry.added) - len(entry.removed)
+    return (generation, count) == state

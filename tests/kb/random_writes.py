@@ -12,7 +12,7 @@ import numpy as np
 from sextant.kb.derived_indexes import DerivedIndexes, lexical_dir
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.store import ChunkStore
-from sextant.kb.stored import ChunkBatch, DocumentRecord, chunk_id
+from sextant.kb.stored import ChunkBatch, DocumentRecord, StoredChunk, chunk_id
 from sextant.settings import KbSettings
 
 EMBEDDER, DIM = "all-MiniLM-L6-v2", 384
@@ -27,9 +27,11 @@ def write_random(store: ChunkStore, indexes: DerivedIndexes, doc_id: str, chunks
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     metas = [{"doc_id": doc_id, "title": doc_id, "start": 0, "end": 1, "kind": "text"} for _ in range(chunks)]
     texts = [f"{doc_id} chunk {i}" for i in range(chunks)]
+    ids = [chunk_id(doc_id, content_hash, i) for i in range(chunks)]
     with indexes.writing():
-        store.write_document(record, ChunkBatch(texts, metas, vectors))
-    return [chunk_id(doc_id, content_hash, i) for i in range(chunks)]
+        generation = store.write_document(record, ChunkBatch(texts, metas, vectors))
+        indexes.commit(generation, [], [StoredChunk(*chunk) for chunk in zip(ids, texts, metas, strict=True)], vectors)
+    return ids
 
 
 def main(folder: str, doc_id: str, chunks: str) -> None:

@@ -140,3 +140,42 @@ def test_a_search_after_another_process_wrote_reopens_the_store_and_finds_the_ne
         assert kb.search("bulk chunk 2", abstain=False).hits  # hybrid: the new chunks' vectors are readable here
         kb.search("bulk chunk 2")
         assert kb.store.reloads == 1  # nothing moved since
+
+
+def test_other_processes_writes_are_followed_from_their_journal_without_listing_the_records(
+    settings: KbSettings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with KnowledgeBase.open(settings, embedder=embedder) as kb:
+        kb.ingest("tea", LoadedDocument(text=TEA, title="Tea"))
+        assert kb.search("green tea temperature").hits
+        listings: list[int] = []
+        real = kb.indexes._live_ids
+        monkeypatch.setattr(kb.indexes, "_live_ids", lambda: listings.append(1) or real())
+        _write_from_another_process(settings, "bulk", 3)
+        found = kb.search("bulk chunk 2", mode="lexical", abstain=False)
+        assert found.hits[0].document_id == "bulk"
+        assert listings == [] and kb.indexes.followed == 1
+        assert sorted(kb.lexical.ids()) == sorted(kb.store.chunk_ids())
+
+
+def test_a_write_that_left_no_true_journal_entry_is_followed_by_listing_the_records(
+    settings: KbSettings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer that died mid-write left no entry; one that wrote without saying what (an older version) left an
+    entry that does not account for the store's generation. Either way the reader lists the records, exact."""
+    with KnowledgeBase.open(settings, embedder=embedder) as kb:
+        kb.ingest("tea", LoadedDocument(text=TEA, title="Tea"))
+        kb.ingest("bees", LoadedDocument(text=BEES, title="Bees"))
+        listings: list[int] = []
+        real = kb.indexes._live_ids
+        monkeypatch.setattr(kb.indexes, "_live_ids", lambda: listings.append(1) or real())
+        with KnowledgeBase.open(settings, embedder=embedder) as writer:
+            with pytest.raises(RuntimeError, match="killed"), writer.indexes.writing():
+                writer.store.delete_document("tea")
+                raise RuntimeError("killed before its journal entry")
+            assert kb.search("beekeeper queen honey", mode="lexical", abstain=False).hits
+            assert listings == [1] and "tea" not in {h.split("~")[0] for h in kb.lexical.ids()}
+            with writer.indexes.writing():
+                writer.store.delete_document("bees")  # the store changed, the entry says nothing
+            assert kb.search("beekeeper queen honey", mode="lexical", abstain=False).hits == []
+            assert listings == [1, 1] and kb.lexical.ids() == []
