@@ -8,8 +8,9 @@ path, ``KnowledgeBase.ingest`` inside ``kb.batch()`` as ``sextant-ingest`` runs 
   this size, alternated (empty, sized, sized, empty), then forgotten again; the sized / empty ratio;
 - ``search``: warm hybrid ``kb.search`` (k = 5, no reranker), p50/p95 per ``SearchResult.timings_ms`` stage;
 - ``follow``: what a running reader pays in its next search when another process wrote a 3-chunk document
-  (the ``refresh`` stage: reopening Chroma's segments and the BM25 catch-up), and what a new replica pays
-  to rebuild BM25 from the store (``iter_chunks`` + ``LexicalIndex.add``, as ``DerivedIndexes`` does);
+  (the ``refresh`` stage: reopening Chroma's segments and the BM25 catch-up from the writer's journal entry),
+  beside it the catch-up by listing every record (``refresh(full=True)``, the fallback and the way before the
+  journal), and what a new replica pays to rebuild BM25 from the store (``iter_chunks`` + ``LexicalIndex.add``);
 - ``processes``: two real stdio ``sextant-kb`` processes started as Claude Desktop starts them, each timed
   from spawn to its first ``kb_search`` answer (cold start), their RSS and PSS after 20 searches, and the
   seconds from a ``kb.ingest`` of a new document in this process until the first server ranks it first;
@@ -336,7 +337,7 @@ def bench_search(store: Path, inner: Embedder, qs: list[str], warmup: int) -> di
 def bench_follow(store: Path, inner: Embedder, reps: int) -> dict[str, Any]:
     """A reader's next search after another process wrote 3 chunks; and BM25 rebuilt from the store."""
     querying = StandInEmbedder(inner)
-    refresh_ms, reopen_ms = [], []
+    refresh_ms, reopen_ms, listing_ms = [], [], []
     with KnowledgeBase.open(settings_for(store, refresh_s=3600), embedder=querying) as kb:  # type: ignore[arg-type]
         kb.search("cell growth factor", abstain=False)
         written = []
@@ -347,6 +348,9 @@ def bench_follow(store: Path, inner: Embedder, reps: int) -> dict[str, Any]:
             written.append(doc_id)
             result = kb.search("cell growth factor", abstain=False)
             refresh_ms.append(result.timings_ms["refresh"])
+            started = time.perf_counter()
+            kb.refresh(full=True)  # the listing of every record, what the refresh did before the journal
+            listing_ms.append((time.perf_counter() - started) * 1000)
             started = time.perf_counter()
             kb.store.reload()  # the reopen alone, nothing having changed
             reopen_ms.append((time.perf_counter() - started) * 1000)
@@ -367,6 +371,7 @@ def bench_follow(store: Path, inner: Embedder, reps: int) -> dict[str, Any]:
         "follow_refresh_ms": refresh_ms,
         "follow_refresh_ms_median": statistics.median(refresh_ms),
         "reopen_ms_median": statistics.median(reopen_ms),
+        "listing_diff_ms_median": statistics.median(listing_ms),
         "bm25_rebuild_s": rebuild_s,
         "bm25_load_and_first_search_s": load_s,
     }
@@ -466,6 +471,7 @@ def row_of(size: int, store: Path, result: dict[str, Any]) -> dict[str, Any]:
         "visible_in_second_process_s_max": max(p["visible_after_s"]),
         "follow_refresh_ms_median": result["follow"]["follow_refresh_ms_median"],
         "reopen_ms_median": result["follow"]["reopen_ms_median"],
+        "listing_diff_ms_median": result["follow"].get("listing_diff_ms_median"),
         "bm25_rebuild_s": result["follow"]["bm25_rebuild_s"],
         "bm25_load_and_first_search_s": result["follow"]["bm25_load_and_first_search_s"],
         "disk_mb": result["disk"],
