@@ -226,13 +226,14 @@ class DerivedIndexes:
         reopened = moved and self.store.reload()
         entries = None if full else self.journal.since(self._seen, seen)
         if entries is not None and _explains(entries, self._synced, state):
-            changed = self._follow_journal(entries)
+            changed, how = self._follow_journal(entries), f"{len(entries)} journal entries"
         else:
-            changed = self._follow(self._live_ids())
+            changed, how = self._follow(self._live_ids()), "every record listed"
         if changed or reopened:
             self.followed += 1
             log.info(
-                "followed another process's writes to the store: %s%d chunks indexed, in %.0f ms",
+                "followed another process's writes to the store (%s): %s%d chunks indexed, in %.0f ms",
+                how,
                 "segments reopened, " if reopened else "",
                 len(self.lexical),
                 (time.perf_counter() - started) * 1000,
