@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -44,3 +46,24 @@ def _fsync(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def replace_atomically(path: Path, data: bytes, *, prefix: str) -> None:
+    """Write ``data`` to ``path`` whole or not at all: into a private (0600) temporary file beside it, named
+    ``prefix``..., fsynced, then renamed over ``path``; a failure removes the temporary file and leaves ``path``
+    as it was.
+
+    Raises:
+        OSError: the folder cannot be written.
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

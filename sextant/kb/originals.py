@@ -8,12 +8,9 @@ seeing; the text of every format is in the store already.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from pathlib import Path
 
-from sextant.kb.durable import fsync_dir
+from sextant.kb.durable import fsync_dir, replace_atomically
 
 FOLDER = "originals"
 # A PDF's header may follow up to 1 KiB of junk; readers (MuPDF among them) accept that.
@@ -50,17 +47,7 @@ class Originals:
             OSError: it could not be written; any earlier original is untouched.
         """
         self.root.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=self.root, prefix=f".{doc_id}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temporary, self.path(doc_id))
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        replace_atomically(self.path(doc_id), data, prefix=f".{doc_id}.")
         fsync_dir(self.root)
 
     def remove(self, doc_id: str) -> bool:

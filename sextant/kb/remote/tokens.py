@@ -10,18 +10,16 @@ a running server re-reads it when it changes, so a revoked token stops working a
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import json
-import os
 import re
 import secrets
-import tempfile
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sextant.kb.durable import replace_atomically
 from sextant.settings import KbSettings
 
 KB_READ = "kb:read"
@@ -152,16 +150,6 @@ class TokenStore:
         body = json.dumps(
             {"version": FORMAT_VERSION, "tokens": [asdict(r) | {"scopes": list(r.scopes)} for r in records]}, indent=2
         )
-        # mkstemp creates the file 0600; os.replace swaps it in whole, so a reader never sees half a file.
-        fd, tmp = tempfile.mkstemp(prefix=".kb-tokens-", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(body + "\n")
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        # Private (0600) and swapped in whole, so a reader never sees half a file.
+        replace_atomically(self.path, (body + "\n").encode("utf-8"), prefix=".kb-tokens-")
         self._seen, self._records = None, ()

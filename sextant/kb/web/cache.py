@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from sextant.kb.durable import replace_atomically
 from sextant.kb.web.fetch import Fetched
 
 log = logging.getLogger(__name__)
@@ -88,16 +87,8 @@ class FetchCache:
         """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         body = {"version": VERSION, "pages": {url: _plain(e) for url, e in sorted(self._entries.items())}}
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(body, out, indent=1, ensure_ascii=False)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        data = json.dumps(body, indent=1, ensure_ascii=False).encode("utf-8")
+        replace_atomically(self.path, data, prefix=f".{self.path.name}.")
 
 
 def _plain(entry: CacheEntry) -> dict[str, object]:
