@@ -149,6 +149,10 @@ class AnswerEvent(BaseModel):
         default_factory=list, description="The answer's statements with their quotes and spans, in order."
     )
     verification: Verification
+    abstained: bool = Field(
+        description="The answer states nothing the documents support: no supported statement (or excerpt) was "
+        "kept, or prose cites no passage. What an evaluation counts as an abstention."
+    )
     usage: UsageInfo
     turns: int
 

@@ -295,6 +295,7 @@ class AgentLoop:
             citations=_citation_summary(final, report, tally.unsourced),
             statements=tally.statements,
             verification=verification,
+            abstained=not final.cited if prose else not any(s.supported for s in tally.statements),
             usage=_usage_info(run.usage),
             turns=run.turns,
         )
@@ -380,6 +381,7 @@ class AgentLoop:
             citations=_citation_summary(report, report, []),
             statements=statements,
             verification=Verification(checked=False, note="excerpts are quoted, not written"),
+            abstained=not statements,
             usage=_usage_info(run.usage),
             turns=run.turns,
         )

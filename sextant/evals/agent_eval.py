@@ -26,7 +26,6 @@ from sextant.agent.events import (
     StatementEvent,
     ToolResultEvent,
 )
-from sextant.agent.evidence import locate
 from sextant.agent.kb_client import SHARED_STORE, KbClient, ScopedKb, stdio_server
 from sextant.agent.loop import AgentLoop
 from sextant.agent.passages import Passage
@@ -34,7 +33,7 @@ from sextant.agent.policies import sentences_read
 from sextant.agent.settings import AgentSettings
 from sextant.evals.golden import Question
 from sextant.evals.harness import ModeReport, grade_retrievals
-from sextant.evals.judge import check_citations
+from sextant.evals.oracle import find, read
 from sextant.llm.chat import ChatModel, YesNoModel
 
 
@@ -169,6 +168,7 @@ def judge_rows(runs: Sequence[AgentRun]) -> list[dict[str, Any]]:
             "passages": {str(p.label): p.text for p in run.retrieved},
             "answerable": run.question.answerable,
             "mode": run.answer.mode if run.answer else "none",
+            "abstained": run.answer.abstained if run.answer else True,
             "statements": [s.model_dump() for s in run.answer.statements] if run.answer else [],
             # What the checks removed, with the quotes the model wrote, so that an abstention can be traced to the
             # quote check or the answer check and a variant of either replayed without the model.
@@ -189,8 +189,7 @@ def answer_summary(runs: Sequence[AgentRun]) -> dict[str, Any]:
 
     def abstains(run: AgentRun) -> bool:
         assert run.answer is not None
-        shown = {p.label: p.text for p in run.retrieved}
-        return check_citations(run.answer.text, shown).abstained
+        return run.answer.abstained
 
     return {
         "answers": len(answers),
@@ -206,6 +205,8 @@ def answer_summary(runs: Sequence[AgentRun]) -> dict[str, Any]:
         "answer_check_removed": sum(len(a.verification.not_answering) for a in answers),
         "abstained_on_unanswerable": _share([abstains(r) for r in unanswerable]),
         "abstained_on_answerable": _share([abstains(r) for r in answerable]),
+        # Answers whose typed abstention the oracle's reading of their text contradicts: a product bug if not 0.
+        "abstention_disagreements": sum(_disagrees(r) for r in runs if r.answer is not None),
         # An answer the citation check accepts may still stand on the wrong sentence: this one reads the labels.
         "answered_on_the_evidence": _share([on_the_evidence(r) for r in answerable]),
         "mean_turns": round(statistics.fmean(a.turns for a in answers), 2) if answers else None,
@@ -214,6 +215,12 @@ def answer_summary(runs: Sequence[AgentRun]) -> dict[str, Any]:
         **evidence_summary(runs),
         **timing_summary(runs),
     }
+
+
+def _disagrees(run: AgentRun) -> bool:
+    assert run.answer is not None
+    shown = {p.label: p.text for p in run.retrieved}
+    return read(run.answer.text, shown, abstained=run.answer.abstained).disagrees
 
 
 def on_the_evidence(run: AgentRun, statements: Sequence[AnswerStatement] | None = None) -> bool:
@@ -238,9 +245,9 @@ def _labelled_spans(question: Question, passages: Sequence[Passage]) -> list[tup
     for passage in passages:
         for target in question.targets:
             if target.doc_id == passage.document_id and target.evidence:
-                gold = locate(target.evidence, passage.text)
+                gold = find(target.evidence, passage.text)
                 if gold is not None:
-                    spans.append((passage.label, gold.start, gold.end))
+                    spans.append((passage.label, *gold))
     return spans
 
 
@@ -281,7 +288,7 @@ def evidence_summary(runs: Sequence[AgentRun]) -> dict[str, Any]:
             for label in distinct:
                 cited += 1
                 quotes = [e.quote for e in statement.evidence if e.label == label]
-                contained += any(locate(q, texts.get(label, "")) is not None for q in quotes)
+                contained += any(find(q, texts.get(label, "")) is not None for q in quotes)
     return {
         "statements": statements,
         "citation_precision": round(contained / cited, 4) if cited else None,

@@ -39,6 +39,7 @@ EVENTS: list[AgentEvent] = [
         mode="model",
         citations=SUMMARY,
         verification=Verification(checked=False),
+        abstained=False,
         usage=UsageInfo(),
         turns=2,
     ),

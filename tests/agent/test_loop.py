@@ -116,7 +116,7 @@ async def test_search_then_a_grounded_answer_keeps_only_labels_whose_quotes_stan
         assert passage[evidence[0].start : evidence[0].end] == BREW
         assert [(e.label, e.valid) for e in events if isinstance(e, CitationEvent)] == [(1, True)]
         answer = answer_of(events)
-        assert answer.text == "Brew at 93 °C [1]."
+        assert answer.text == "Brew at 93 °C [1]." and not answer.abstained
         assert answer.statements == [statements[0].statement]
         assert answer.citations.unsourced == ["Use a cold cup."]
         assert [(r.text, r.check, [q.label for q in r.quotes]) for r in answer.verification.removed] == [
@@ -162,6 +162,7 @@ async def test_nothing_found_is_an_event_and_an_empty_answer_says_the_documents_
         assert "Nothing found" in model.requests[1].messages[-1].results[0].content  # type: ignore[union-attr]
         answer = answer_of(events)
         assert answer.text == NOT_ANSWERED and answer.statements == [] and answer.citations.unsourced == []
+        assert answer.abstained
 
 
 async def test_kb_ingest_is_discovered_but_never_offered_to_the_model(kb: KnowledgeBase) -> None:
@@ -219,7 +220,7 @@ async def test_without_a_model_the_answer_is_the_best_sentences_each_cited_with_
     async with open_kb(kb) as kb_tools:
         events = await collect(AgentLoop(kb_tools, None).run("How many grams of coffee in a double espresso?"))
         answer = answer_of(events)
-        assert answer.mode == "excerpts" and answer.reason == "no model is configured"
+        assert answer.mode == "excerpts" and answer.reason == "no model is configured" and not answer.abstained
         assert answer.text.startswith("**Excerpts, not a written answer**")
         sources = [e for e in events if isinstance(e, SourcesEvent)][-1].passages
         by_label = {p.label: p for p in sources}
@@ -384,7 +385,7 @@ async def test_web_sources_share_the_numbering_and_grounded_spans_get_labels(kb:
         web = [p for p in sources if p.tier == "web"]
         assert len(web) == 1 and web[0].label == max(p.label for p in sources)
         answer = answer_of(events)
-        assert f"Italy[{web[0].label}]." in answer.text
+        assert f"Italy[{web[0].label}]." in answer.text and not answer.abstained
 
 
 async def test_a_statement_that_says_the_documents_do_not_answer_is_an_abstention(kb: KnowledgeBase) -> None:

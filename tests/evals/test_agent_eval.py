@@ -105,6 +105,7 @@ def test_the_agent_is_graded_on_what_its_searches_returned_and_how_it_cited(tmp_
     assert first.citations.unsourced == ["It tastes strong and bitter."]
     assert first.statements[0].evidence[0].quote == ESPRESSO  # the whole sentence the quote stands in
     assert summary["abstained_on_unanswerable"] == 1.0 and summary["abstained_on_answerable"] == 0.0
+    assert summary["abstention_disagreements"] == 0 and runs[1].answer is not None and runs[1].answer.abstained
     # The kept statement stands on the labelled snippet; one standing on other words of the passage would not.
     assert summary["answered_on_the_evidence"] == 1.0
     assert summary["evidence_in_passages_shown"] == summary["evidence_in_sentences_read"] == 1.0
@@ -205,6 +206,7 @@ def _loops_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settings: Agen
             mode="model",
             citations=CitationSummary(claims=0, claims_cited=0, labels_total=0, labels_valid=0, dangling=[]),
             verification=Verification(checked=False),
+            abstained=True,
             usage=UsageInfo(),
             turns=0,
         )

@@ -27,6 +27,7 @@ def run_with(text: str) -> AgentRun:
         mode="model",
         citations=CitationSummary(claims=1, claims_cited=1, labels_total=1, labels_valid=1, dangling=[]),
         verification=Verification(checked=False),
+        abstained=False,
         usage=UsageInfo(),
         turns=1,
     )

@@ -36,6 +36,35 @@ def test_blank_lines_are_skipped_and_an_id_less_row_is_named_by_its_line(tmp_pat
     assert failed == 1 and lines == ["3: uncited claim: 'Replace the gasket yearly.'"]
 
 
+def test_sextant_s_typed_answers_are_judged_by_their_fields_checked_against_their_text(tmp_path: Path) -> None:
+    passages = {"1": "Descale every eight weeks."}
+    statement = {
+        "text": "Descale every eight weeks.",
+        "evidence": [{"label": 1, "quote": "Descale every eight weeks."}],
+    }
+    rows = [
+        {"id": "kept", "answer": "Descale every eight weeks [1].", "abstained": False, "statements": [statement]},
+        {"id": "said-none", "answer": "The documents do not answer this question.", "abstained": True},
+        {"id": "contradicts", "answer": "Descale every eight weeks [1].", "abstained": True},
+        {
+            "id": "misquoted",
+            "answer": "Descale every eight weeks [1].",
+            "abstained": False,
+            "statements": [{"text": "x", "evidence": [{"label": 1, "quote": "every nine weeks"}]}],
+        },
+    ]
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(json.dumps({**r, "passages": passages}) + "\n" for r in rows), encoding="utf-8")
+    lines, failed = judge_file(path)
+    assert lines == [
+        "kept: ok",
+        "said-none: abstained on an answerable question",
+        "contradicts: the answer says it abstained, its text cites [1]; abstained on an answerable question",
+        "misquoted: quote not in passage [1]: 'every nine weeks'",
+    ]
+    assert failed == 3
+
+
 def test_every_answer_passing_exits_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "answers.jsonl"
     row = {"id": "a", "answer": "Every eight weeks [1].", "passages": {"1": "x"}}

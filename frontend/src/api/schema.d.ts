@@ -355,6 +355,11 @@ export interface components {
         };
         /** AnswerEvent */
         AnswerEvent: {
+            /**
+             * Abstained
+             * @description The answer states nothing the documents support: no supported statement (or excerpt) was kept, or prose cites no passage. What an evaluation counts as an abstention.
+             */
+            abstained: boolean;
             citations: components["schemas"]["CitationSummary"];
             /**
              * Event

@@ -34,6 +34,7 @@ export const answerEvent = (text: string, dangling: number[] = []) => ({
     answer_checks: 0,
     not_answering: [] as string[],
   },
+  abstained: false,
   usage: { input_tokens: 0, output_tokens: 0, thinking_tokens: 0, cost_usd: 0 },
   turns: 1,
 });
