@@ -19,7 +19,6 @@ import logging
 
 from sextant.agent.events import AnswerStatement
 from sextant.agent.passages import PassageBook
-from sextant.agent.sentences import split
 from sextant.llm.chat import YesNoModel
 from sextant.llm.factory import ModelChoice
 
@@ -37,15 +36,16 @@ class AnswerCheck:
     def __init__(self, model: YesNoModel) -> None:
         self.model = model
 
-    async def answers(self, question: str, statement: AnswerStatement, book: PassageBook) -> bool:
-        """Whether the sentences holding ``statement``'s evidence answer ``question``.
+    async def probability(self, question: str, statement: AnswerStatement, book: PassageBook) -> float:
+        """The model's P(yes) that the sentences holding ``statement``'s evidence answer ``question``; the
+        statement answers at ``KEEP_AT`` or above.
 
         Raises:
             ModelError: the model could not be asked (the caller keeps the statement).
         """
         probability = await self.model.yes_probability(SYSTEM, check_question(question, statement, book))
         log.debug("answer check %.3f for %r", probability, statement.text)
-        return probability >= KEEP_AT
+        return probability
 
 
 def answer_check_for(choice: ModelChoice) -> AnswerCheck | None:
@@ -79,9 +79,7 @@ def evidence_text(statement: AnswerStatement, book: PassageBook) -> str:
         passage = book.get(evidence.label)
         if passage is None:
             continue
-        holding = [
-            s.said for s in split(passage.label, passage.text) if s.start < evidence.end and evidence.start < s.end
-        ]
+        holding = [s.said for s in book.sentences(passage) if s.start < evidence.end and evidence.start < s.end]
         for text in holding or [" ".join(evidence.quote.split())]:
             if text not in sentences:
                 sentences.append(text)

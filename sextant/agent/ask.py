@@ -2,7 +2,8 @@
 
 The same path as the HTTP API: the configured model (the local one when no key is set), the real
 ``sextant-kb`` process over stdio, the loop with numbered passages and checked citations. The answer
-streams as it is written; the cited sources follow, each with its page and section.
+streams as it is written; the cited sources follow, each with its page and section, then every statement the
+model wrote with the checks' verdicts on it (on stderr): kept, or removed by which rule and why.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from sextant.agent.kb_client import SHARED_STORE, KbClient, ScopedKb, stdio_serv
 from sextant.agent.loop import AgentLoop
 from sextant.agent.passages import Passage
 from sextant.agent.settings import AgentSettings, load_agent_settings
+from sextant.agent.statement_checks import trail_line
 from sextant.llm.factory import build_model
 from sextant.logs import configure_logging
 
@@ -71,8 +73,13 @@ async def ask(question: str, settings: AgentSettings) -> int:
             print(f"[{passage.label}] {passage.citation()}  ({passage.uri})")
     if answer.citations.dangling:
         print(f"removed labels that named no passage shown: {answer.citations.dangling}", file=sys.stderr)
-    for statement in answer.verification.not_answering:
-        print(f"left out, its passages do not answer the question: {statement}", file=sys.stderr)
+    if any(s.trail for s in answer.statements) or answer.verification.removed:
+        print("checks (each rule's verdict, in order):", file=sys.stderr)
+    for kept in answer.statements:
+        if kept.trail:
+            print(f"  kept {kept.text!r}: {trail_line(kept.trail)}", file=sys.stderr)
+    for removed in answer.verification.removed:
+        print(f"  removed {removed.text!r}: {trail_line(removed.trail)}", file=sys.stderr)
     return 0
 
 

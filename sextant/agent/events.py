@@ -61,12 +61,60 @@ class Evidence(BaseModel):
         return cls(label=label, quote=text[start:end], start=start, end=end)
 
 
+Rule = Literal["quote", "says", "own_words", "fact_sentence", "supported", "answer_kind", "answer_check"]
+Reason = Literal[
+    # quote: one quote looked up in the passage it names
+    "found",
+    "found_by_run",
+    "same_sentences",
+    "label_not_shown",
+    "not_in_passage",
+    # says: the sentences a found quote stands in, against what the statement claims
+    "misses_number",
+    "misses_words",
+    "adds_nothing",
+    "off_the_proposition",
+    "no_without_denial",
+    "yes_denied",
+    # own_words: the statement's own text in a passage shown; fact_sentence: one sentence holding every added word
+    "in_passage",
+    "nowhere",
+    "holds_every_word",
+    "no_sentence_holds_it",
+    # supported: the decision on the quotes' outcome
+    "evidence",
+    "abstains",
+    "marked",
+    "no_evidence",
+    # answer_kind: a quantity question needs a number
+    "not_a_quantity_question",
+    "holds_a_number",
+    "no_number",
+    # answer_check: the checker model's reading of the evidence
+    "answers",
+    "does_not_answer",
+    "unavailable",
+]
+
+
+class Verdict(BaseModel):
+    """One rule's verdict on a statement, in the order the rules ran: the statement's trail."""
+
+    rule: Rule = Field(description="The rule (``sextant.agent.statement_rules`` documents each).")
+    passed: bool
+    reason: Reason = Field(description="Why, as a code a client can show or count.")
+    label: int | None = Field(default=None, description="The passage the verdict is about, where it is about one.")
+    detail: str = Field(default="", description="What the rule read: the words missing, the checker's P(yes).")
+    score: float | None = Field(default=None, description="The answer check's P(yes), which its verdict cuts at 0.5.")
+
+
 class AnswerStatement(BaseModel):
     """One claim of the answer with its checked evidence; ``supported`` is False when no quote was found."""
 
     text: str
     evidence: list[Evidence] = Field(default_factory=list)
     supported: bool = Field(description="At least one quote was found in the passage it names.")
+    trail: list[Verdict] = Field(default_factory=list, description="Every rule's verdict on it, in order.")
 
 
 class StatementEvent(BaseModel):
@@ -106,6 +154,9 @@ class RemovedStatement(BaseModel):
         description="'quote': none of its quotes was found in a passage shown; 'answer': its quotes were found, "
         "but it is not the kind of answer the question asks for (no number for 'how many') or the answer check "
         "judged that their sentences do not answer the question."
+    )
+    trail: list[Verdict] = Field(
+        default_factory=list, description="Every rule's verdict on it, in order; the last is the one that removed it."
     )
 
 

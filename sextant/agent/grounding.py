@@ -40,15 +40,15 @@ name from elsewhere), still finds no evidence.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Set
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
 from typing import Literal
 
 from sextant.agent.citations import says_not_answered
-from sextant.agent.events import AnswerStatement, Evidence
+from sextant.agent.events import AnswerStatement, Evidence, Reason, Rule, Verdict
 from sextant.agent.evidence import Span, locate, locate_run
 from sextant.agent.passages import Passage, PassageBook
-from sextant.agent.sentences import Sentence, answer_terms, split, terms
+from sextant.agent.sentences import Sentence, answer_terms, terms
 from sextant.llm.chat import Statement
 
 Unsupported = Literal["drop", "mark"]
@@ -74,12 +74,95 @@ class Claim:
 
 @dataclass(frozen=True)
 class Checked:
-    """What the check made of one statement: ``statement`` is None when it was dropped."""
+    """What the check made of one statement: ``statement`` is None when it was dropped; ``trail`` every rule's
+    verdict, in order."""
 
     statement: AnswerStatement | None
     quotes: int  # quotes the model gave
     found: int  # of those, found in the passage they named
     abstains: bool = False  # the statement says the documents do not answer
+    trail: tuple[Verdict, ...] = ()
+
+
+@dataclass
+class Candidate:
+    """A statement going through the rules: what it claims, the evidence found so far, the verdicts given."""
+
+    statement: Statement
+    claim: Claim
+    book: PassageBook
+    passages: list[Passage]  # the knowledge-base passages the model was shown
+    quotes: QuoteMatch
+    evidence: list[Evidence] = field(default_factory=list)
+    found: int = 0
+    trail: list[Verdict] = field(default_factory=list)
+
+    def judge(self, rule: Rule, passed: bool, reason: Reason, label: int | None = None, detail: str = "") -> None:
+        self.trail.append(Verdict(rule=rule, passed=passed, reason=reason, label=label, detail=detail))
+
+
+def quotes_stand(candidate: Candidate) -> None:
+    """Rules ``quote`` and ``says``: each quote is looked up in the passage it names (by its longest run of words
+    too, with ``quotes="facts"``); found, the sentences it stands in must say what the statement claims."""
+    by_label = {p.label: p for p in candidate.passages}
+    for quote in candidate.statement.quotes:
+        passage = by_label.get(quote.label)
+        if passage is None:
+            candidate.judge("quote", False, "label_not_shown", quote.label)
+            continue
+        span, reason = locate(quote.text, passage.text), "found"
+        if span is None and candidate.quotes == "facts":
+            span, reason = locate_run(quote.text, passage.text), "found_by_run"
+        if span is None:
+            candidate.judge("quote", False, "not_in_passage", quote.label)
+            continue
+        around = _sentences_around(candidate.book, passage, span)
+        start, end = _grown(span, around)
+        unsaid = _unsaid(candidate.claim, "\n".join([passage.text[start:end], *(x.header for x in around if x.header)]))
+        if unsaid is not None:
+            candidate.judge("says", False, unsaid[0], quote.label, unsaid[1])
+            continue
+        if any(e.label == quote.label and (e.start, e.end) == (start, end) for e in candidate.evidence):
+            candidate.judge("quote", True, "same_sentences", quote.label)
+            continue
+        candidate.judge("quote", True, "found" if reason == "found" else "found_by_run", quote.label)
+        candidate.evidence.append(Evidence.at(quote.label, passage.text, start, end))
+    candidate.found = len(candidate.evidence)
+
+
+def own_words(candidate: Candidate) -> None:
+    """Rule ``own_words``: a statement with no evidence whose own text stands in a passage shown (those it cited
+    first) is its own quote; one that adds nothing to the question is not looked for."""
+    if candidate.evidence or not candidate.claim.added:
+        return
+    for passage in _cited_first(candidate.statement, candidate.passages):
+        span = locate(candidate.statement.text, passage.text)
+        if span is not None:
+            start, end = _grown(span, _sentences_around(candidate.book, passage, span))
+            candidate.evidence = [Evidence.at(passage.label, passage.text, start, end)]
+            candidate.judge("own_words", True, "in_passage", passage.label)
+            return
+    candidate.judge("own_words", False, "nowhere")
+
+
+def fact_sentence(candidate: Candidate) -> None:
+    """Rule ``fact_sentence`` (``quotes="facts"``): evidence that does not hold every word the statement adds to the
+    question gives way to the one sentence of a passage shown that does; with none, the evidence stays."""
+    added = candidate.claim.added
+    if candidate.quotes != "facts" or added <= set(answer_terms(" ".join(e.quote for e in candidate.evidence))):
+        return
+    if added:
+        for passage in _cited_first(candidate.statement, candidate.passages):
+            for sentence in candidate.book.sentences(passage):
+                if added <= set(answer_terms(sentence.said)):
+                    candidate.evidence = [Evidence.at(passage.label, passage.text, sentence.start, sentence.end)]
+                    candidate.judge("fact_sentence", True, "holds_every_word", passage.label)
+                    return
+    candidate.judge("fact_sentence", False, "no_sentence_holds_it", detail=" ".join(sorted(added)))
+
+
+# The rules that find a statement's evidence, in the order they run; each reads what the ones before it found.
+EVIDENCE_RULES = (quotes_stand, own_words, fact_sentence)
 
 
 def check_statement(
@@ -91,47 +174,30 @@ def check_statement(
     question: str = "",
     quotes: QuoteMatch = "exact",
 ) -> Checked:
-    """Find each quote of ``statement`` in the passage it names (only passages the model was shown)."""
+    """Run the evidence rules over ``statement`` (only passages the model was shown), then decide (rule
+    ``supported``): kept with its evidence, an abstention, kept and marked, or dropped."""
     claim = _claim(statement.text, question)
-    passages = book.knowledge_base(shown)
-    by_label = {p.label: p for p in passages}
-    evidence: list[Evidence] = []
-    for quote in statement.quotes:
-        passage = by_label.get(quote.label)
-        if passage is None:
-            continue
-        span = locate(quote.text, passage.text)
-        if span is None and quotes == "facts":
-            span = locate_run(quote.text, passage.text)
-        if span is None:
-            continue
-        around = _sentences_around(passage, span)
-        start, end = _grown(span, around)
-        if not _says(claim, "\n".join([passage.text[start:end], *(x.header for x in around if x.header)])):
-            continue
-        if any(e.label == quote.label and (e.start, e.end) == (start, end) for e in evidence):
-            continue  # another quote of the same sentences
-        evidence.append(Evidence.at(quote.label, passage.text, start, end))
-    found = len(evidence)
-    cited_first = _cited_first(statement, passages)
-    if not evidence and claim.added:
-        evidence = _copied(statement, cited_first)
-    if quotes == "facts" and not claim.added <= set(answer_terms(" ".join(e.quote for e in evidence))):
-        # No quote, or quotes that say only part of it: the sentence that says all of it is the evidence.
-        evidence = _fact_sentence(claim.added, cited_first) or evidence
-    if evidence:
-        kept = AnswerStatement(text=statement.text, evidence=evidence, supported=True)
-        return Checked(kept, len(statement.quotes), found)
+    candidate = Candidate(statement, claim, book, book.knowledge_base(shown), quotes)
+    for rule in EVIDENCE_RULES:
+        rule(candidate)
+    given, found = len(statement.quotes), candidate.found
+    if candidate.evidence:
+        candidate.judge("supported", True, "evidence")
+        kept = AnswerStatement(text=statement.text, evidence=candidate.evidence, supported=True)
+        return Checked(kept, given, found, trail=tuple(candidate.trail))
     if not statement.quotes and says_not_answered(statement.text):
-        return Checked(None, 0, 0, abstains=True)
+        candidate.judge("supported", False, "abstains")
+        return Checked(None, 0, 0, abstains=True, trail=tuple(candidate.trail))
     if unsupported == "mark":
-        return Checked(AnswerStatement(text=statement.text, supported=False), len(statement.quotes), 0)
-    return Checked(None, len(statement.quotes), 0)
+        candidate.judge("supported", False, "marked")
+        return Checked(AnswerStatement(text=statement.text, supported=False), given, 0, trail=tuple(candidate.trail))
+    candidate.judge("supported", False, "no_evidence")
+    return Checked(None, given, 0, trail=tuple(candidate.trail))
 
 
-def _sentences_around(passage: Passage, span: Span) -> list[Sentence]:
+def _sentences_around(book: PassageBook, passage: Passage, span: Span) -> list[Sentence]:
     """The sentences of ``passage`` that ``span`` overlaps."""
-    return [x for x in split(passage.label, passage.text) if x.start < span.end and span.start < x.end]
+    return [x for x in book.sentences(passage) if x.start < span.end and span.start < x.end]
 
 
 def _grown(span: Span, around: list[Sentence]) -> tuple[int, int]:
@@ -167,49 +233,35 @@ def _denied(text: str) -> frozenset[str]:
     return frozenset(governed)
 
 
-def _says(claim: Claim, evidence: str) -> bool:
-    """Whether ``evidence`` says what ``claim`` does: every number it adds and half its other words; for a
-    yes/no answer, half the words of its proposition (and, for a no, a denial).
+def _unsaid(claim: Claim, evidence: str) -> tuple[Reason, str] | None:
+    """What ``evidence`` fails to say of ``claim`` (a reason code and the words missing), or None when it says it:
+    every number the claim adds and half its other words; for a yes/no answer, half the words of its proposition
+    (and, for a no, a denial).
 
     A statement that adds nothing to the question (the question restated) says nothing, whatever it quotes.
     """
     held = set(answer_terms(evidence))
     if claim.polarity is not None:
-        said = 2 * len(claim.proposition & held) >= len(claim.proposition) >= 2
+        if not 2 * len(claim.proposition & held) >= len(claim.proposition) >= 2:
+            return "off_the_proposition", " ".join(sorted(claim.proposition - held))
         if claim.polarity == "no":
-            return said and _DENIES.search(evidence) is not None
-        return said and not (_denied(evidence) & claim.proposition) - claim.denied
+            return None if _DENIES.search(evidence) is not None else ("no_without_denial", "")
+        contradicted = (_denied(evidence) & claim.proposition) - claim.denied
+        return ("yes_denied", " ".join(sorted(contradicted))) if contradicted else None
     if not claim.added:
-        return False
+        return "adds_nothing", ""
     numbers = {t for t in claim.added if any(c.isdigit() for c in t)}
+    if not numbers <= held:
+        return "misses_number", " ".join(sorted(numbers - held))
     words = {t for t in claim.added - numbers if len(t) > 1}
-    return numbers <= held and (not words or 2 * len(words & held) >= len(words))
+    if words and 2 * len(words & held) < len(words):
+        return "misses_words", " ".join(sorted(words - held))
+    return None
 
 
 def _cited_first(statement: Statement, passages: list[Passage]) -> list[Passage]:
     cited = set(statement.sources)
     return sorted(passages, key=lambda p: (p.label not in cited, p.label))
-
-
-def _copied(statement: Statement, passages: list[Passage]) -> list[Evidence]:
-    """A statement whose own text stands in a passage shown is its own quote."""
-    for passage in passages:
-        span = locate(statement.text, passage.text)
-        if span is not None:
-            start, end = _grown(span, _sentences_around(passage, span))
-            return [Evidence.at(passage.label, passage.text, start, end)]
-    return []
-
-
-def _fact_sentence(added: Set[str], passages: list[Passage]) -> list[Evidence]:
-    """The one sentence that holds every word the statement adds to the question, as its evidence; else []."""
-    if not added:
-        return []
-    for passage in passages:
-        for sentence in split(passage.label, passage.text):
-            if added <= set(answer_terms(sentence.said)):
-                return [Evidence.at(passage.label, passage.text, sentence.start, sentence.end)]
-    return []
 
 
 def render(statement: AnswerStatement, *, first: bool) -> str:

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from sextant.agent.sentences import Sentence, split
 from sextant.contract.results import Hit
 from sextant.llm.chat import WebSource
 
@@ -58,6 +59,7 @@ class PassageBook:
     def __init__(self, held: Iterable[Passage] = ()) -> None:
         self._by_label: dict[int, Passage] = {}
         self._by_key: dict[str, int] = {}
+        self._sentences: dict[int, list[Sentence]] = {}
         for passage in held:
             self._remember(passage)
 
@@ -111,6 +113,14 @@ class PassageBook:
 
     def get(self, label: int) -> Passage | None:
         return self._by_label.get(label)
+
+    def sentences(self, passage: Passage) -> list[Sentence]:
+        """``passage``'s quotable sentences, cut once however many checks read them (a passage's text never changes
+        under its label)."""
+        cut = self._sentences.get(passage.label)
+        if cut is None:
+            cut = self._sentences[passage.label] = split(passage.label, passage.text)
+        return cut
 
     def labels(self) -> set[int]:
         return set(self._by_label)

@@ -10,22 +10,25 @@ recorded as the model wrote it, with the check that removed it, for the answer's
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from sextant.agent.answer_check import AnswerCheck
-from sextant.agent.answer_type import answers_kind
+from sextant.agent.answer_check import KEEP_AT, AnswerCheck
+from sextant.agent.answer_type import asks_for_quantity, holds_a_number
 from sextant.agent.events import (
     AgentEvent,
     AnswerStatement,
     CitationEvent,
+    Reason,
     RemovedStatement,
     StatementEvent,
     TokenEvent,
+    Verdict,
     WrittenQuote,
 )
 from sextant.agent.grounding import QuoteMatch, Unsupported, check_statement, render
-from sextant.agent.passages import PassageBook
+from sextant.agent.passages import Passage, PassageBook
 from sextant.llm.chat import ModelError, Statement
 
 log = logging.getLogger(__name__)
@@ -90,14 +93,16 @@ class StatementChecks:
         )
         tally.quotes += checked.quotes
         tally.quotes_found += checked.found
+        trail = list(checked.trail)
         if checked.statement is None:
             if not checked.abstains:
-                tally.removed.append(_removed(statement, "quote"))
+                tally.removed.append(_removed(statement, "quote", trail))
             return []
         kept = checked.statement
-        if kept.supported and not await self._answers(run, kept):
-            tally.removed.append(_removed(statement, "answer"))
+        if kept.supported and not await self._answers(run, kept, trail):
+            tally.removed.append(_removed(statement, "answer", trail))
             return []
+        kept = kept.model_copy(update={"trail": trail})
         events: list[AgentEvent] = [
             TokenEvent(text=render(kept, first=not tally.statements)),
             *(CitationEvent(label=e.label, valid=True) for e in kept.evidence),
@@ -106,23 +111,81 @@ class StatementChecks:
         tally.statements.append(kept)
         return events
 
-    async def _answers(self, run: CheckedRun, statement: AnswerStatement) -> bool:
-        """Whether ``statement`` answers: the kind of answer the question asks for (a number for "how many"),
-        then the answer check's verdict; a model check that cannot be made keeps the statement."""
-        if not answers_kind(run.question, statement.text):
+    async def _answers(self, run: CheckedRun, statement: AnswerStatement, trail: list[Verdict]) -> bool:
+        """Rules ``answer_kind`` and ``answer_check``: whether ``statement`` answers, their verdicts added to
+        ``trail``. The kind of answer the question asks for (a number for "how many"), then the answer check's
+        reading; a model check that cannot be made keeps the statement."""
+        if not asks_for_quantity(run.question):
+            trail.append(Verdict(rule="answer_kind", passed=True, reason="not_a_quantity_question"))
+        elif holds_a_number(statement.text):
+            trail.append(Verdict(rule="answer_kind", passed=True, reason="holds_a_number"))
+        else:
+            trail.append(Verdict(rule="answer_kind", passed=False, reason="no_number"))
             run.tally.answer_checks += 1
             return False
         if self.answer_check is None:
             return True
         try:
-            answers = await self.answer_check.answers(run.question, statement, run.book)
+            probability = await self.answer_check.probability(run.question, statement, run.book)
         except ModelError as exc:
             log.warning("answer check skipped: %s", exc)
+            trail.append(Verdict(rule="answer_check", passed=True, reason="unavailable", detail=str(exc)[:200]))
             return True
         run.tally.answer_checks += 1
+        answers = probability >= KEEP_AT
+        reason: Reason = "answers" if answers else "does_not_answer"
+        detail = f"P(yes) = {probability:.3f}"
+        trail.append(Verdict(rule="answer_check", passed=answers, reason=reason, detail=detail, score=probability))
         return answers
 
 
-def _removed(statement: Statement, check: Literal["quote", "answer"]) -> RemovedStatement:
+def _removed(statement: Statement, check: Literal["quote", "answer"], trail: list[Verdict]) -> RemovedStatement:
     quotes = [WrittenQuote(label=q.label, quote=q.text) for q in statement.quotes]
-    return RemovedStatement(text=statement.text, quotes=quotes, check=check)
+    return RemovedStatement(text=statement.text, quotes=quotes, check=check, trail=trail)
+
+
+@dataclass
+class _Replay:
+    """A run of one recorded statement: the question, the passages it was shown, a tally of its own."""
+
+    question: str
+    book: PassageBook
+    shown: set[int]
+    tally: StatementTally = field(default_factory=StatementTally)
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """A recorded statement's fate under today's checks; an abstaining statement ("the documents do not say") is
+    neither kept nor removed, and has no trail."""
+
+    kept: bool
+    trail: list[Verdict]
+
+
+async def replay(question: str, passages: Mapping[int, str], statement: Statement, checks: StatementChecks) -> Replayed:
+    """Check ``statement`` again as the loop would, over ``passages`` (label to text: what it was shown).
+
+    The one replay of the checks: ``bench/check_replay.py``, the evaluation's rule table
+    (``sextant.evals.rule_effects``) and the regression fixture of recorded statements
+    (``tests/agent/test_recorded_statements.py``) all call it.
+    Passages are known here by their text alone (no title or page), which only the answer check's model reads:
+    a replay gives it the verdict recorded with the statement."""
+    book = PassageBook(Passage(label=label, title="", text=text) for label, text in passages.items())
+    run = _Replay(question, book, set(passages))
+    await checks.check(run, statement)
+    if run.tally.statements:
+        return Replayed(True, run.tally.statements[0].trail)
+    if run.tally.removed:
+        return Replayed(False, run.tally.removed[0].trail)
+    return Replayed(False, [])
+
+
+def trail_line(trail: list[Verdict]) -> str:
+    """A trail on one line: "quote [1] found; supported evidence; answer_check answers (P(yes) = 0.912)"."""
+    parts = []
+    for verdict in trail:
+        where = f" [{verdict.label}]" if verdict.label is not None else ""
+        detail = f" ({verdict.detail})" if verdict.detail else ""
+        parts.append(f"{verdict.rule}{where} {verdict.reason.replace('_', ' ')}{detail}")
+    return "; ".join(parts)

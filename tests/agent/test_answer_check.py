@@ -60,11 +60,11 @@ def test_the_place_names_each_cited_passage_once_in_citation_order() -> None:
     assert places(twice, book) == "Water guide; Manual, p. 4, Care"
 
 
-async def test_the_statement_stays_when_yes_is_at_least_as_likely_as_no() -> None:
+async def test_the_check_gives_the_model_s_probability_of_yes_for_the_evidence_sentences() -> None:
     model = ScriptedYesNo([KEEP_AT, 0.49])
     check = AnswerCheck(model)
-    assert await check.answers("How often do I descale?", statement((1, 0, 7)), BOOK)
-    assert not await check.answers("Which descaler brand?", statement((1, 0, 7)), BOOK)
+    assert await check.probability("How often do I descale?", statement((1, 0, 7)), BOOK) >= KEEP_AT
+    assert await check.probability("Which descaler brand?", statement((1, 0, 7)), BOOK) < KEEP_AT
     assert model.questions[0].startswith("Text: From Manual: Descale the machine every three months.\n\n")
     assert model.questions[0].endswith(
         "Question: How often do I descale?\n\nDoes the text give the answer to this question? Reply yes or no."

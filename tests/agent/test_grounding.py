@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sextant.agent.events import AnswerStatement, Evidence
-from sextant.agent.grounding import MARK, check_statement, render
+from sextant.agent.grounding import MARK, Checked, check_statement, render
 from sextant.agent.passages import Passage, PassageBook
 from sextant.llm.chat import Quote, Statement
 
@@ -21,6 +21,11 @@ SHOWN = {1, 2, 3}
 
 def statement(text: str, *quotes: tuple[int, str]) -> Statement:
     return Statement(text, tuple(Quote(label, words) for label, words in quotes))
+
+
+def reasons(checked: Checked) -> list[tuple[str, str, str]]:
+    """The trail's rules, reason codes and details."""
+    return [(v.rule, v.reason, v.detail) for v in checked.trail]
 
 
 def test_a_found_quote_keeps_its_label_and_the_span_of_the_sentence_it_stands_in() -> None:
@@ -125,6 +130,7 @@ def test_a_real_quote_that_does_not_say_the_statement_s_figure_is_no_evidence() 
     )
     checked = check_statement(invented, LEAVE, {1, 2}, "drop", question="How much annual leave do employees get?")
     assert checked.statement is None and checked.found == 0
+    assert reasons(checked)[0] == ("says", "misses_number", "27")
 
 
 def test_a_paraphrase_keeps_its_quote_when_the_numbers_and_half_the_words_are_there() -> None:
@@ -141,6 +147,7 @@ def test_facts_finds_the_sentence_that_holds_what_the_statement_adds_when_the_qu
     assert checked.statement is not None
     [evidence] = checked.statement.evidence
     assert evidence.label == 2 and evidence.quote == "Hamburg | 170 EUR"
+    assert ("fact_sentence", "holds_every_word", "") in reasons(checked)
 
 
 def test_facts_puts_the_sentence_that_says_all_of_it_in_place_of_a_quote_that_says_part() -> None:
@@ -169,7 +176,8 @@ def test_facts_finds_nothing_for_a_figure_no_sentence_holds_or_a_statement_that_
 def test_a_statement_that_restates_the_question_is_no_answer_even_with_a_real_quote() -> None:
     question = "How often should the machine be descaled?"
     restated = statement("How often should the machine be descaled?", (1, "Descale the machine"))
-    assert check_statement(restated, BOOK, SHOWN, "drop", question=question).statement is None
+    checked = check_statement(restated, BOOK, SHOWN, "drop", question=question)
+    assert checked.statement is None and reasons(checked)[0] == ("says", "adds_nothing", "")
 
 
 def test_a_statement_copied_from_a_passage_is_its_own_quote() -> None:
@@ -178,6 +186,11 @@ def test_a_statement_copied_from_a_passage_is_its_own_quote() -> None:
     assert checked.statement is not None and checked.found == 0
     [evidence] = checked.statement.evidence
     assert evidence.label == 1 and evidence.quote == FIRST
+    assert reasons(checked) == [
+        ("quote", "not_in_passage", ""),
+        ("own_words", "in_passage", ""),
+        ("supported", "evidence", ""),
+    ]
 
 
 def test_facts_finds_a_copied_sentence_with_a_word_changed_and_still_checks_what_the_statement_says() -> None:
@@ -189,6 +202,7 @@ def test_facts_finds_a_copied_sentence_with_a_word_changed_and_still_checks_what
     assert check_statement(statement("25 days.", (1, copied)), book, {1}, "drop", question=question).statement is None
     checked = check_statement(statement("25 days.", (1, copied)), book, {1}, "drop", question=question, quotes="facts")
     assert checked.statement is not None and checked.found == 1  # found as a quote, not as a fact sentence
+    assert reasons(checked)[0] == ("quote", "found_by_run", "")
     assert checked.statement.evidence[0].quote == "All our staff get 25 days of paid leave each year."
     invented = check_statement(statement("30 days.", (1, copied)), book, {1}, "drop", question=question, quotes="facts")
     assert invented.statement is None  # the sentence found does not say the statement's figure
@@ -224,7 +238,8 @@ def test_a_bare_no_stands_on_a_sentence_that_denies_what_the_question_asks() -> 
     assert check_statement(statement("No", quote), SORTING, {1, 2, 3}, "drop", question=question).statement is not None
     asserting = PassageBook([Passage(label=2, title="Curses", text="The Windows version of Python includes curses.")])
     affirmed = statement("No.", (2, "The Windows version of Python includes curses."))
-    assert check_statement(affirmed, asserting, {2}, "drop", question=question).statement is None
+    checked = check_statement(affirmed, asserting, {2}, "drop", question=question)
+    assert checked.statement is None and reasons(checked)[0] == ("says", "no_without_denial", "")
 
 
 def test_a_no_that_repeats_the_question_denied_is_a_no() -> None:
@@ -238,6 +253,8 @@ def test_a_no_that_repeats_the_question_denied_is_a_no() -> None:
     # A "yes" keeps its words: "without" is a claim the sentence does not make.
     wrong = statement("Yes, it can be backflushed without a valve.", quote)
     assert check_statement(wrong, manual, {1}, "drop", question=question).statement is None
+    bare = check_statement(statement("No.", (1, "If your machine has no solenoid valve")), manual, {1}, "drop")
+    assert bare.statement is None and reasons(bare)[0][:2] == ("says", "off_the_proposition")
 
 
 def test_a_yes_does_not_stand_on_a_sentence_that_denies_what_it_affirms() -> None:
@@ -245,7 +262,8 @@ def test_a_yes_does_not_stand_on_a_sentence_that_denies_what_it_affirms() -> Non
     text = "If your machine has no solenoid (many machines do not), never backflush it: the pressure has nowhere to go."
     manual = PassageBook([Passage(label=1, title="Care", text=text)])
     yes = statement("Yes, the espresso machine can be backflushed if it has no solenoid valve.", (1, text))
-    assert check_statement(yes, manual, {1}, "drop", question=question).statement is None
+    denied = check_statement(yes, manual, {1}, "drop", question=question)
+    assert denied.statement is None and reasons(denied)[0] == ("says", "yes_denied", "backflush")
     assert check_statement(statement("No.", (1, text)), manual, {1}, "drop", question=question).statement is not None
 
 

@@ -410,6 +410,11 @@ export interface components {
             supported: boolean;
             /** Text */
             text: string;
+            /**
+             * Trail
+             * @description Every rule's verdict on it, in order.
+             */
+            trail?: components["schemas"]["Verdict"][];
         };
         /** Body_upload_upload_post */
         Body_upload_upload_post: {
@@ -864,6 +869,11 @@ export interface components {
             quotes?: components["schemas"]["WrittenQuote"][];
             /** Text */
             text: string;
+            /**
+             * Trail
+             * @description Every rule's verdict on it, in order; the last is the one that removed it.
+             */
+            trail?: components["schemas"]["Verdict"][];
         };
         /**
          * SourcesEvent
@@ -1050,6 +1060,42 @@ export interface components {
             msg: string;
             /** Error Type */
             type: string;
+        };
+        /**
+         * Verdict
+         * @description One rule's verdict on a statement, in the order the rules ran: the statement's trail.
+         */
+        Verdict: {
+            /**
+             * Detail
+             * @description What the rule read: the words missing, the checker's P(yes).
+             * @default
+             */
+            detail: string;
+            /**
+             * Label
+             * @description The passage the verdict is about, where it is about one.
+             */
+            label?: number | null;
+            /** Passed */
+            passed: boolean;
+            /**
+             * Reason
+             * @description Why, as a code a client can show or count.
+             * @enum {string}
+             */
+            reason: "found" | "found_by_run" | "same_sentences" | "label_not_shown" | "not_in_passage" | "misses_number" | "misses_words" | "adds_nothing" | "off_the_proposition" | "no_without_denial" | "yes_denied" | "in_passage" | "nowhere" | "holds_every_word" | "no_sentence_holds_it" | "evidence" | "abstains" | "marked" | "no_evidence" | "not_a_quantity_question" | "holds_a_number" | "no_number" | "answers" | "does_not_answer" | "unavailable";
+            /**
+             * Rule
+             * @description The rule (``sextant.agent.statement_rules`` documents each).
+             * @enum {string}
+             */
+            rule: "quote" | "says" | "own_words" | "fact_sentence" | "supported" | "answer_kind" | "answer_check";
+            /**
+             * Score
+             * @description The answer check's P(yes), which its verdict cuts at 0.5.
+             */
+            score?: number | null;
         };
         /** Verification */
         Verification: {
