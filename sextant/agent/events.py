@@ -104,6 +104,7 @@ class Verdict(BaseModel):
     passed: bool
     reason: Reason = Field(description="Why, as a code a client can show or count.")
     label: int | None = Field(default=None, description="The passage the verdict is about, where it is about one.")
+    quote: str | None = Field(default=None, description="The words the model quoted, for a verdict on one quote.")
     detail: str = Field(default="", description="What the rule read: the words missing, the checker's P(yes).")
     score: float | None = Field(default=None, description="The answer check's P(yes), which its verdict cuts at 0.5.")
 

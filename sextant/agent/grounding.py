@@ -49,7 +49,7 @@ from sextant.agent.events import AnswerStatement, Evidence, Reason, Rule, Verdic
 from sextant.agent.evidence import Span, locate, locate_run
 from sextant.agent.passages import Passage, PassageBook
 from sextant.agent.sentences import Sentence, answer_terms, terms
-from sextant.llm.chat import Statement
+from sextant.llm.chat import Quote, Statement
 
 Unsupported = Literal["drop", "mark"]
 QuoteMatch = Literal["exact", "facts"]
@@ -97,8 +97,17 @@ class Candidate:
     found: int = 0
     trail: list[Verdict] = field(default_factory=list)
 
-    def judge(self, rule: Rule, passed: bool, reason: Reason, label: int | None = None, detail: str = "") -> None:
-        self.trail.append(Verdict(rule=rule, passed=passed, reason=reason, label=label, detail=detail))
+    def judge(
+        self,
+        rule: Rule,
+        passed: bool,
+        reason: Reason,
+        label: int | None = None,
+        detail: str = "",
+        quote: Quote | None = None,
+    ) -> None:
+        words = quote.text if quote is not None else None
+        self.trail.append(Verdict(rule=rule, passed=passed, reason=reason, label=label, detail=detail, quote=words))
 
 
 def quotes_stand(candidate: Candidate) -> None:
@@ -108,24 +117,24 @@ def quotes_stand(candidate: Candidate) -> None:
     for quote in candidate.statement.quotes:
         passage = by_label.get(quote.label)
         if passage is None:
-            candidate.judge("quote", False, "label_not_shown", quote.label)
+            candidate.judge("quote", False, "label_not_shown", quote.label, quote=quote)
             continue
         span, reason = locate(quote.text, passage.text), "found"
         if span is None and candidate.quotes == "facts":
             span, reason = locate_run(quote.text, passage.text), "found_by_run"
         if span is None:
-            candidate.judge("quote", False, "not_in_passage", quote.label)
+            candidate.judge("quote", False, "not_in_passage", quote.label, quote=quote)
             continue
         around = _sentences_around(candidate.book, passage, span)
         start, end = _grown(span, around)
         unsaid = _unsaid(candidate.claim, "\n".join([passage.text[start:end], *(x.header for x in around if x.header)]))
         if unsaid is not None:
-            candidate.judge("says", False, unsaid[0], quote.label, unsaid[1])
+            candidate.judge("says", False, unsaid[0], quote.label, unsaid[1], quote)
             continue
         if any(e.label == quote.label and (e.start, e.end) == (start, end) for e in candidate.evidence):
-            candidate.judge("quote", True, "same_sentences", quote.label)
+            candidate.judge("quote", True, "same_sentences", quote.label, quote=quote)
             continue
-        candidate.judge("quote", True, "found" if reason == "found" else "found_by_run", quote.label)
+        candidate.judge("quote", True, "found" if reason == "found" else "found_by_run", quote.label, quote=quote)
         candidate.evidence.append(Evidence.at(quote.label, passage.text, start, end))
     candidate.found = len(candidate.evidence)
 
