@@ -43,8 +43,3 @@ def holds_a_number(statement: str) -> bool:
     """Whether ``statement`` holds a number: digits, a number word, a count, a frequency or a span of time."""
     return _NUMBER.search(statement) is not None
 
-
-def answers_kind(question: str, statement: str) -> bool:
-    """Whether ``statement`` is the kind of answer ``question`` asks for: a question after a quantity needs
-    a number."""
-    return not asks_for_quantity(question) or holds_a_number(statement)

@@ -1,10 +1,24 @@
-"""The checks a statement the model writes passes before it reaches the answer, and their tally for the answer's note.
+"""The checks a statement the model writes passes before it reaches the answer, the trail of their verdicts, and
+their tally for the answer's note.
 
-A statement is kept when its quotes stand in passages the model was shown (``grounding.check_statement``). One kept
-as supported must then be the kind of answer the question asks for (``answer_type.answers_kind``: a number for
-"how many") and, when an answer check is configured, answer the question by the checker model's verdict; a check
-that cannot be made keeps the statement. A kept statement is streamed at once with its evidence; a removed one is
-recorded as the model wrote it, with the check that removed it, for the answer's verification.
+The rules run in this order, each giving a typed ``Verdict`` (rule, passed, reason code) that the statement carries
+in its ``trail`` (kept: ``AnswerStatement.trail``; removed: ``RemovedStatement.trail``, whose last verdict is the
+one that removed it):
+
+1. ``quote``: each quote looked up in the passage it names, among those the model was shown (``grounding``);
+2. ``says``: the sentences a found quote stands in say what the statement claims (its numbers, half its words;
+   a yes or no on its proposition);
+3. ``own_words``: with no evidence, the statement's own text in a passage shown is its quote;
+4. ``fact_sentence`` (``quotes="facts"``): evidence that does not hold every word the statement adds gives way to
+   the one sentence that does;
+5. ``supported``: the decision on 1-4: kept with its evidence, an abstention ("the documents do not say"), kept
+   and marked (``unsupported="mark"``), or removed;
+6. ``answer_kind``: a question after a quantity needs a number (``answer_type``);
+7. ``answer_check``: the checker model reads the evidence sentences and the question (``answer_check``); a check
+   that cannot be made keeps the statement.
+
+A kept statement is streamed at once with its evidence; a removed one is recorded as the model wrote it. ``replay``
+checks a recorded statement again, for the evaluation's rule table and the regression fixture.
 """
 
 from __future__ import annotations

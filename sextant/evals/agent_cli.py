@@ -27,6 +27,7 @@ from sextant.evals.cli import golden_sets
 from sextant.evals.golden import load_golden
 from sextant.evals.harness import evaluate, ingest_corpus, table
 from sextant.evals.judge_cli import judge_file
+from sextant.evals.rule_effects import effects
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,10 +62,16 @@ def main(argv: list[str] | None = None) -> None:
 
         injection_cli.main(argv[1:])
         return
+    if argv[:1] == ["rules"]:
+        from sextant.evals import rules_cli
+
+        rules_cli.main(argv[1:])
+        return
     parser = argparse.ArgumentParser(
         prog="sextant-eval-agent",
         description=__doc__,
-        epilog="sextant-eval-agent injection: documents that carry instructions (see its --help).",
+        epilog="sextant-eval-agent injection: documents that carry instructions; sextant-eval-agent rules "
+        "ANSWERS.jsonl: each check's effect on recorded answers (see their --help).",
     )
     parser.add_argument("--set", choices=tuple(agent_sets(Path("eval"))), default="small")
     parser.add_argument("--eval-dir", type=Path, default=Path("eval"), help="folder holding the golden sets")
@@ -124,7 +131,8 @@ def main(argv: list[str] | None = None) -> None:
     name = f"agent ({choice.model.name if choice.model else 'excerpts'})"
     report = grade_runs(name, runs)
     answers_path = args.out / f"answers-{gs.name}.jsonl"
-    write_jsonl(answers_path, judge_rows(runs))
+    rows = judge_rows(runs)
+    write_jsonl(answers_path, rows)
     judge_lines, judge_failed = judge_file(answers_path)
     summary: dict[str, Any] = {
         "set": gs.name,
@@ -134,6 +142,7 @@ def main(argv: list[str] | None = None) -> None:
         "retrieval": report.as_json(),
         "retrieval_question_as_query": direct.as_json(),
         "answers": answer_summary(runs),
+        "rule_effects": effects(rows, {q.id: q for q in questions}).as_json(),
         "judge": {"passed": len(judge_lines) - judge_failed, "failed": judge_failed},
     }
     print(table([direct, report], f"{gs.name}: {len(questions)} questions, searched directly and through the agent"))

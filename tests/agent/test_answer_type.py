@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sextant.agent.answer_type import answers_kind, asks_for_quantity
+from sextant.agent.answer_type import asks_for_quantity, holds_a_number
 
 
 @pytest.mark.parametrize(
@@ -50,6 +50,6 @@ def test_a_quantity_is_digits_a_number_word_a_count_a_frequency_or_a_span_of_tim
         "Fourteen of them.",
         "A week.",
     ):
-        assert answers_kind(question, statement)
-    assert not answers_kind(question, "Descale it with citric acid.")
-    assert answers_kind("What does the wheel tag mean?", "It is pure Python.")
+        assert asks_for_quantity(question) and holds_a_number(statement)
+    assert not holds_a_number("Descale it with citric acid.")
+    assert not asks_for_quantity("What does the wheel tag mean?")  # any statement is its kind of answer

@@ -117,13 +117,13 @@ def test_the_agent_is_graded_on_what_its_searches_returned_and_how_it_cited(tmp_
     rows = [json.loads(line) for line in answers.read_text().splitlines()]
     assert rows[0]["passages"]["1"] == ESPRESSO and "[9]" not in rows[0]["answer"]
     assert [s["text"] for s in rows[0]["statements"]] == ["A double uses 18 grams of coffee."]
-    assert rows[0]["removed"] == [
-        {
-            "text": "It tastes strong and bitter.",
-            "quotes": [{"label": 9, "quote": "strong and bitter"}],
-            "check": "quote",
-        }
-    ]
+    [removed] = rows[0]["removed"]
+    assert {k: removed[k] for k in ("text", "quotes", "check")} == {
+        "text": "It tastes strong and bitter.",
+        "quotes": [{"label": 9, "quote": "strong and bitter"}],
+        "check": "quote",
+    }
+    assert (removed["trail"][0]["reason"], removed["trail"][-1]["reason"]) == ("label_not_shown", "no_evidence")
     lines, failed = judge_file(answers)
     assert failed == 0, lines  # the unsupported claim never reached the answer, so nothing is left uncited
 
