@@ -42,4 +42,3 @@ def asks_for_quantity(question: str) -> bool:
 def holds_a_number(statement: str) -> bool:
     """Whether ``statement`` holds a number: digits, a number word, a count, a frequency or a span of time."""
     return _NUMBER.search(statement) is not None
-
