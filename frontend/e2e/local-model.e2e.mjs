@@ -85,10 +85,23 @@ test(
       const citations = answer.locator("button[data-citation]");
       const count = await citations.count();
       assert.equal(await answer.locator("[data-dangling]").count(), 0, "no label without a passage");
+      // "How this answer was found" lists each statement the model wrote with the checks' verdicts on it: a kept one
+      // behind every cited answer, a removed one naming the rule that removed it.
+      const checked = turn.getByTestId("checked-statement");
+      const fates = [];
+      for (let i = 0; i < (await checked.count()); i++) {
+        const fate = await checked.nth(i).getAttribute("data-fate");
+        fates.push(fate);
+        assert.ok((await checked.nth(i).getByTestId("verdict").count()) >= 1, "a checked statement shows its verdicts");
+        if (fate === "removed") assert.match((await checked.nth(i).textContent()) ?? "", /removed by /);
+      }
+      console.log(`checked statements: ${fates.join(", ") || "none written"}`);
       if (count === 0) {
         assert.ok(text.includes(NOT_ANSWERED), `an answer with no [n] is the abstention sentence (${text})`);
+        assert.ok(!fates.includes("kept"), "an abstention kept no statement");
         return;
       }
+      assert.ok(fates.includes("kept"), "a cited answer shows the statement the checks kept");
       for (let i = 0; i < count; i++) {
         const label = await citations.nth(i).getAttribute("data-citation");
         assert.ok(shown.has(label), `[${label}] is one of the shown passages (${[...shown.keys()]})`);

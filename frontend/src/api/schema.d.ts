@@ -1080,6 +1080,11 @@ export interface components {
             /** Passed */
             passed: boolean;
             /**
+             * Quote
+             * @description The words the model quoted, for a verdict on one quote.
+             */
+            quote?: string | null;
+            /**
              * Reason
              * @description Why, as a code a client can show or count.
              * @enum {string}

@@ -9,6 +9,7 @@ import type { Passage } from "@/api/types";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Skeleton } from "@/components/ui/skeleton";
+import { Checks } from "@/features/ask/Checks";
 import { type ChatTurn, labelIsValid, passagePlace } from "@/features/ask/conversation";
 import { evidenceFor, type PassageFocus, statementsOfCitations } from "@/features/ask/evidence";
 import { citationSequence, citedLabels } from "@/features/ask/parseMarkdown";
@@ -189,6 +190,7 @@ function TurnView({ turn, passages, onOpen, onRetry }: TurnProps) {
           </summary>
           <div className="mt-2">
             <Trace steps={turn.trace} streaming={streaming} />
+            <Checks kept={statements} removed={turn.answer?.verification.removed ?? []} />
           </div>
         </details>
       </div>
