@@ -7,13 +7,13 @@
 The real loop and the real ``sextant-kb`` process answer the golden sample (``sextant-eval-agent``'s seeded
 one) with the configured local model; every grounded request the loop sends is recorded. Each request is
 then replayed through the same model file loaded once per runtime in this process, in alternating order:
-``chain`` (the library's ``Llama``: its sampler chain runs the grammar over the whole vocabulary at every
-token), ``greedy`` (``GreedyLlama``: the grammar judges the model's top token first), ``steady``
-(``SteadyLlama``, the product's until run 23: the cache keeps the system turn only) or ``drafting``
-(``DraftingLlama``: tokens drafted from the prompt checked in one pass) or ``drafting-2`` (the same, generating
-with two threads instead of one: learning/local-threads.md, 2026-12-05). The report gives the seconds of each
-turn and until its first statement, the first runtime's over the second's, and whether the replies are the
-same text.
+``chain`` (no strategies, the library's own decoding: its sampler chain runs the grammar over the whole
+vocabulary at every token), ``greedy`` (``GreedyDecoding``: the grammar judges the model's top token first),
+``steady`` (and ``SystemTurnPrefix``, the product's until run 23: the cache keeps the system turn only) or
+``drafting`` (and ``PromptLookupDrafting``, the product's: tokens drafted from the prompt checked in one pass)
+or ``drafting-2`` (the same, generating with two threads instead of one: learning/local-threads.md,
+2026-12-05). The report gives the seconds of each turn and until its first statement, the first runtime's over
+the second's, and whether the replies are the same text.
 """
 
 from __future__ import annotations
@@ -27,21 +27,19 @@ from pathlib import Path
 from typing import Any
 
 # llama_local first: it sets how llama.cpp's threads wait (as the product runs them) before llama_cpp loads.
-from sextant.llm.llama_local import LlamaModel, load_gguf  # isort: skip
+from sextant.llm.llama_local import LlamaModel, load_gguf, product_strategies  # isort: skip
 
 import anyio
 import llama_cpp
 from answer_check_variants import question_parser  # bench/ is the script's own folder
-from llama_cpp import Llama
 
 from sextant.agent.settings import load_agent_settings
 from sextant.evals.agent_cli import agent_sets
 from sextant.evals.agent_eval import ask_all
 from sextant.evals.golden import load_golden
 from sextant.llm.chat import ChatEvent, ChatRequest, StatementDone, TurnEnd, Usage
-from sextant.llm.llama_draft import DraftingLlama
-from sextant.llm.llama_greedy import GreedyLlama
-from sextant.llm.llama_prefix import SteadyLlama
+from sextant.llm.llama_runtime import Compose, LlamaRuntime, Strategies
+from sextant.llm.llama_strategies import GreedyDecoding, SystemTurnPrefix
 from sextant.llm.settings import ModelSettings
 from sextant.llm.writer_choice import writer
 
@@ -86,20 +84,18 @@ async def timed(model: LlamaModel, request: ChatRequest) -> dict[str, Any]:
     return {"turn_s": time.perf_counter() - started, "first_s": first, "text": text}
 
 
-class TwoThreadDrafting(DraftingLlama):
-    """``DraftingLlama`` generating with two threads (the product's single tokens take one, DECODE_THREADS)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        llama_cpp.llama_set_n_threads(self._ctx.ctx, 2, 2)
+def two_thread_drafting(runtime: LlamaRuntime) -> Strategies:
+    """The product's strategies, generating with two threads (the product's single tokens take one, DECODE_THREADS)."""
+    llama_cpp.llama_set_n_threads(runtime.ctx, 2, 2)
+    return product_strategies(runtime)
 
 
-RUNTIMES: dict[str, type[Llama]] = {
-    "chain": Llama,
-    "greedy": GreedyLlama,
-    "steady": SteadyLlama,
-    "drafting": DraftingLlama,
-    "drafting-2": TwoThreadDrafting,
+RUNTIMES: dict[str, Compose] = {
+    "chain": lambda runtime: Strategies(),
+    "greedy": lambda runtime: Strategies(GreedyDecoding()),
+    "steady": lambda runtime: Strategies(GreedyDecoding(), SystemTurnPrefix.of(runtime)),
+    "drafting": product_strategies,
+    "drafting-2": two_thread_drafting,
 }
 
 
@@ -107,7 +103,7 @@ async def replay(requests: list[ChatRequest], settings: ModelSettings, names: li
     models = {}
     for name in names:
         llama, label = load_gguf(
-            writer(settings).model, settings.model_files_dir(), settings.threads, runtime=RUNTIMES[name]
+            writer(settings).model, settings.model_files_dir(), settings.threads, compose=RUNTIMES[name]
         )
         models[name] = LlamaModel(llama, label, settings.max_output_tokens)
     rows = []

@@ -3,31 +3,23 @@
 llama.cpp is synchronous: each turn runs in the model's one worker thread, which hands stream chunks to the
 event loop as they come; closing the stream sets a flag the worker checks after every token, and the close
 waits for the worker, so generation has stopped when ``aclose()`` returns. Decoding is greedy: the same
-question over the same passages gets the same answer, and small models wander less.
+question over the same passages gets the same answer, and small models wander less. llama.cpp is reached
+through ``llama_runtime`` alone, which decodes with the strategies ``product_strategies`` composes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 from collections.abc import AsyncGenerator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, cast
 
-# llama.cpp's threads meet at an OpenMP barrier after every operation, and libgomp's waiting threads spin by
-# default: when anything else holds a core, the spinners starve the one thread with work left, and the 0.5B
-# model fell from 15 to 0.2 tokens/s on a busy 2-core machine (learning/local-threads.md). Sleeping waits
-# halve two threads' idle speed, which is why one thread generates (DECODE_THREADS). libgomp reads this
-# once, as it loads with llama_cpp; a value the user set wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-from llama_cpp import Llama
-
 from sextant.llm.chat import ChatEvent, ChatRequest, ModelError, Usage
-from sextant.llm.llama_draft import DraftingLlama
+from sextant.llm.llama_runtime import Compose, LlamaRuntime, Strategies
+from sextant.llm.llama_strategies import GreedyDecoding, PromptLookupDrafting, SystemTurnPrefix
 from sextant.llm.model_files import model_name, resolve, verify
 from sextant.llm.openai_messages import (
     TurnAssembler,
@@ -68,7 +60,7 @@ class LlamaModel:
     calls_tools_itself = False
     priced = False
 
-    def __init__(self, llama: Llama, name: str, max_output_tokens: int = 1024) -> None:
+    def __init__(self, llama: LlamaRuntime, name: str, max_output_tokens: int = 1024) -> None:
         self.name = name
         self.tokens_generated = 0  # since load, counted by the worker: what a closed stream cost
         self._llama = llama
@@ -91,7 +83,7 @@ class LlamaModel:
         return cls(llama, name, settings.max_output_tokens)
 
     @property
-    def llama(self) -> Llama:
+    def llama(self) -> LlamaRuntime:
         """The loaded llama.cpp model: another reader of the same file shares its weights (the answer check)."""
         return self._llama
 
@@ -167,20 +159,24 @@ class LlamaModel:
         return reply
 
 
-def load_gguf(
-    model: str, models_dir: Path, threads: int, context: int = CONTEXT_TOKENS, runtime: type[Llama] = DraftingLlama
-) -> tuple[Llama, str]:
-    """A known model name or a .gguf path, resolved, its sha256 verified when it is known, loaded; and its name.
+def product_strategies(runtime: LlamaRuntime) -> Strategies:
+    """Greedy steps that ask the grammar about one token where they can, a reply that depends on the prompt alone,
+    not on the prompts before it (the cache keeps the system turn), and words copied from the prompt checked several
+    tokens to a pass; ``bench/grounded_replay.py`` composes fewer of them for reference."""
+    return Strategies(GreedyDecoding(), SystemTurnPrefix.of(runtime), PromptLookupDrafting())
 
-    ``runtime`` is ``DraftingLlama``: greedy sampling that asks the grammar about one token where it can
-    (``GreedyLlama``), a reply that depends on the prompt alone, not on the prompts before it (``SteadyLlama``),
-    and words copied from the prompt checked several tokens to a pass; ``bench/grounded_replay.py`` loads the
-    others beside it for reference.
+
+def load_gguf(
+    model: str, models_dir: Path, threads: int, context: int = CONTEXT_TOKENS, compose: Compose = product_strategies
+) -> tuple[LlamaRuntime, str]:
+    """A known model name or a .gguf path, resolved, its sha256 verified when it is known, loaded with the
+    strategies ``compose`` gives it; and its name.
 
     Raises:
         ModelFileError: the file is missing (the message names the ``sextant-models fetch`` command) or does
             not match its pinned hash.
-        ModelError: llama.cpp could not load the file.
+        ModelError: llama.cpp could not load the file, or the installed llama-cpp-python is not the pinned one
+            (``LlamaVersionError``).
     """
     path, spec = resolve(model, models_dir)
     if spec is not None:
@@ -188,8 +184,9 @@ def load_gguf(
     else:
         log.warning("%s is not a known model: loading it without a pinned sha256", path)
     try:
-        llama = runtime(
+        llama = LlamaRuntime(
             model_path=str(path),
+            compose=compose,
             n_ctx=context,
             n_threads=DECODE_THREADS,
             n_threads_batch=threads,

@@ -18,17 +18,15 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-# llama_local first: it sets how llama.cpp's threads wait before llama_cpp is imported.
-from sextant.llm.llama_local import load_gguf  # isort: skip
+# The runtime first: it sets how llama.cpp's threads wait before llama_cpp is imported.
+from sextant.llm.llama_runtime import LlamaRuntime  # isort: skip
 
-import llama_cpp
 import numpy as np
-from llama_cpp import Llama, llama_context_params
-from llama_cpp._internals import LlamaBatch, LlamaContext
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 from llama_cpp.llama_types import ChatCompletionRequestMessage
 
 from sextant.llm.chat import ModelError
+from sextant.llm.llama_local import load_gguf
 from sextant.llm.model_files import model_name, resolve
 
 # A check reads a system line, a few sentences and the question: a few hundred tokens.
@@ -40,18 +38,11 @@ _NO = ("no", "No", " no", " No", "NO")
 class LlamaYesNo:
     """A GGUF chat model in this process that only answers yes-or-no questions, with a probability."""
 
-    def __init__(self, llama: Llama, name: str, *, shared: bool = False) -> None:
+    def __init__(self, llama: LlamaRuntime, name: str, *, shared: bool = False) -> None:
         """``llama`` is read in its own context, or, ``shared``, in a new context over its weights (left open)."""
         self.name = name
         self.shared = shared  # reads with weights loaded by another model
         self._llama = llama
-        if shared:
-            params = llama_context_params.from_buffer_copy(llama.context_params)
-            params.n_ctx = CONTEXT_TOKENS
-            self._context = LlamaContext(model=llama._model, params=params, verbose=False)
-            self._batch = LlamaBatch(n_tokens=llama.n_batch, embd=0, n_seq_max=1, verbose=False)
-        else:
-            self._context, self._batch = llama._ctx, llama._batch
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise ModelError(f"{name} has no chat template: it cannot be asked a question")
@@ -61,10 +52,11 @@ class LlamaYesNo:
         self._no = _single_tokens(llama, _NO)
         if not self._yes or not self._no:
             raise ModelError(f"{name}'s vocabulary has no one-token yes or no")
+        self._reader = llama.shared_reader(CONTEXT_TOKENS) if shared else llama.reader()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama-yes-no")
 
     @classmethod
-    def load(cls, model: str, models_dir: Path, threads: int, beside: Llama | None = None) -> LlamaYesNo:
+    def load(cls, model: str, models_dir: Path, threads: int, beside: LlamaRuntime | None = None) -> LlamaYesNo:
         """Resolve a known model name or a .gguf path as ``SEXTANT_LOCAL_MODEL`` does, verify it, load it.
 
         ``beside`` is a model already loaded in this process (the writer's); when it was loaded from the same
@@ -87,10 +79,8 @@ class LlamaYesNo:
     async def aclose(self) -> None:
         """Stop the worker and free what this checker holds; shared weights stay with their owner."""
         await asyncio.get_running_loop().run_in_executor(None, self._worker.shutdown)
-        if self.shared:
-            self._batch.close()
-            self._context.close()
-        else:
+        self._reader.close()
+        if not self.shared:
             self._llama.close()
 
     def _score(self, system: str, question: str) -> float:
@@ -102,18 +92,13 @@ class LlamaYesNo:
         tokens = self._llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
         if len(tokens) >= CONTEXT_TOKENS:
             raise ModelError(f"{self.name}: a yes-or-no question of {len(tokens)} tokens is too long to ask")
-        self._context.kv_cache_clear()
-        size = self._llama.n_batch
-        for start in range(0, len(tokens), size):
-            self._batch.set_batch(tokens[start : start + size], n_past=start, logits_all=False)
-            self._context.decode(self._batch)
-        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits(self._context.ctx), shape=(self._llama.n_vocab(),))
+        logits = self._reader.last_logits(tokens)
         weights = np.exp(logits.astype(np.float64) - float(logits.max()))
         yes, no = float(weights[list(self._yes)].sum()), float(weights[list(self._no)].sum())
         return yes / (yes + no) if yes + no > 0 else 0.5
 
 
-def _single_tokens(llama: Llama, words: tuple[str, ...]) -> tuple[int, ...]:
+def _single_tokens(llama: LlamaRuntime, words: tuple[str, ...]) -> tuple[int, ...]:
     """The ids of those ``words`` that are one token each in ``llama``'s vocabulary."""
     ids = [llama.tokenize(word.encode("utf-8"), add_bos=False, special=False) for word in words]
     return tuple(sorted({tokens[0] for tokens in ids if len(tokens) == 1}))

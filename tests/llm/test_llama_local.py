@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +23,7 @@ from sextant.llm.chat import (
     UserText,
 )
 from sextant.llm.llama_local import QUOTE_MAX_CHARS, LlamaModel
+from sextant.llm.llama_strategies import GreedyDecoding, PromptLookupDrafting, SystemTurnPrefix
 from sextant.llm.model_files import KNOWN_MODELS, ModelFileError
 from sextant.llm.settings import ModelSettings
 from sextant.llm.statements import STATEMENTS_INSTRUCTION
@@ -161,15 +159,11 @@ async def test_complete_json_follows_the_schema(model: LlamaModel) -> None:
     assert usage.output_tokens > 0 and usage.cost_usd == 0
 
 
-@pytest.mark.parametrize(("given", "expected"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
-def test_openmp_threads_sleep_while_waiting_unless_the_user_chose(given: str | None, expected: str) -> None:
-    # libgomp reads the policy once, as llama_cpp loads it: only a fresh interpreter shows what it read.
-    env = {key: value for key, value in os.environ.items() if key != "OMP_WAIT_POLICY"}
-    if given is not None:
-        env["OMP_WAIT_POLICY"] = given
-    code = "import os, sextant.llm.llama_local; print(os.environ['OMP_WAIT_POLICY'])"
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == expected
+def test_the_product_decodes_greedily_with_the_cache_kept_to_the_system_turn_and_drafts(model: LlamaModel) -> None:
+    strategies = model.llama.strategies
+    assert isinstance(strategies.decoding, GreedyDecoding)
+    assert isinstance(strategies.prefix, SystemTurnPrefix) and strategies.prefix.end_of_turn is not None
+    assert isinstance(strategies.drafting, PromptLookupDrafting) and model.llama.draft_model is not None
 
 
 def test_one_thread_generates_and_every_thread_of_the_setting_reads_the_prompt(smollm2: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from sextant.llm.chat import ModelError
 from sextant.llm.llama_local import load_gguf
-from sextant.llm.llama_prefix import SteadyLlama
+from sextant.llm.llama_runtime import LlamaRuntime
 from sextant.llm.llama_yes_no import CONTEXT_TOKENS, LlamaYesNo
 from sextant.llm.model_files import ModelFileError
 from tests.llm.conftest import TEST_MODEL
@@ -59,22 +59,21 @@ QUESTIONS = (
 
 
 @pytest.fixture(scope="module")
-def writer(smollm2: Path) -> Iterator[SteadyLlama]:
+def writer(smollm2: Path) -> Iterator[LlamaRuntime]:
     """The writer as the product loads it, on one thread."""
     llama, _ = load_gguf(TEST_MODEL, smollm2.parent, threads=1)
-    assert isinstance(llama, SteadyLlama)
     yield llama
     llama.close()
 
 
-def _reply(llama: SteadyLlama) -> str:
+def _reply(llama: LlamaRuntime) -> str:
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Is water wet?"}]
     reply = llama.create_chat_completion(messages=messages, max_tokens=24, temperature=0.0)  # type: ignore[arg-type]
     return str(reply["choices"][0]["message"]["content"])  # type: ignore[index]
 
 
 async def test_beside_the_writers_file_the_check_shares_its_weights_and_gives_the_same_verdicts(
-    model: LlamaYesNo, writer: SteadyLlama, smollm2: Path
+    model: LlamaYesNo, writer: LlamaRuntime, smollm2: Path
 ) -> None:
     shared = LlamaYesNo.load(TEST_MODEL, smollm2.parent, threads=1, beside=writer)
     try:
@@ -85,7 +84,7 @@ async def test_beside_the_writers_file_the_check_shares_its_weights_and_gives_th
         await shared.aclose()
 
 
-async def test_a_shared_check_leaves_the_writer_as_it_was(writer: SteadyLlama, smollm2: Path) -> None:
+async def test_a_shared_check_leaves_the_writer_as_it_was(writer: LlamaRuntime, smollm2: Path) -> None:
     before = _reply(writer)
     shared = LlamaYesNo.load(TEST_MODEL, smollm2.parent, threads=1, beside=writer)
     await shared.yes_probability(SYSTEM, QUESTIONS[0])
@@ -94,7 +93,7 @@ async def test_a_shared_check_leaves_the_writer_as_it_was(writer: SteadyLlama, s
     assert _reply(writer) == before  # closing it freed its context, not the writer's weights
 
 
-def test_a_model_from_another_file_is_loaded_not_shared(writer: SteadyLlama, smollm2: Path, tmp_path: Path) -> None:
+def test_a_model_from_another_file_is_loaded_not_shared(writer: LlamaRuntime, smollm2: Path, tmp_path: Path) -> None:
     copy = shutil.copy(smollm2, tmp_path / "copy.gguf")
     other = LlamaYesNo.load(str(copy), tmp_path, threads=1, beside=writer)
     assert not other.shared and other.name == "copy"
