@@ -91,29 +91,7 @@ SEED = 53
 
 def levenshtein(a: str, b: str) -> int:
     """Edit distance, bit-parallel (Myers 1999, Hyyrö's global variant): one pass over ``b``, ``a`` as bits."""
-    if not a:
-        return len(b)
-    m = len(a)
-    peq: dict[str, int] = {}
-    for i, c in enumerate(a):
-        peq[c] = peq.get(c, 0) | (1 << i)
-    mask, last = (1 << m) - 1, 1 << (m - 1)
-    pv, mv, score = mask, 0, m
-    for c in b:
-        eq = peq.get(c, 0)
-        xv = eq | mv
-        xh = (((eq & pv) + pv) ^ pv) | eq
-        ph = mv | (~(xh | pv) & mask)
-        mh = pv & xh
-        if ph & last:
-            score += 1
-        elif mh & last:
-            score -= 1
-        ph = ((ph << 1) | 1) & mask
-        mh = (mh << 1) & mask
-        pv = mh | (~(xv | ph) & mask)
-        mv = ph & xv
-    return score
+    return _column_scores(a, b, anywhere=False)[-1]
 
 
 def _check_levenshtein() -> None:
