@@ -31,8 +31,9 @@ _SOURCES = (
     *("document", "passage", "source", "text", "context", "knowledge", "inform"),
     *("answer", "mention", "say", "said", "state", "cover", "contain", "provide", "match"),
 )
-# A sentence ends at ".", "!" or "?" before a space or the line's end, with the labels after it.
-_SENTENCE = re.compile(r"\S.*?(?:[.!?](?:\s*\[[\d\s,]+\])*(?=\s|$)|$)")
+# A sentence ends at ".", "!" or "?" before a space or the line's end, with the labels after it; not at the last
+# stop of a dotted abbreviation ("a.k.a.", "i.e.", "e.g.").
+_SENTENCE = re.compile(r"\S.*?(?:(?<!\.\w)[.!?](?:\s*\[[\d\s,]+\])*(?=\s|$)|$)")
 
 
 @dataclass(frozen=True)

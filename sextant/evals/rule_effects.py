@@ -70,17 +70,18 @@ class Effects:
 class Recorded:
     """One statement of a recorded answer: as the model wrote it (its quotes from its trail, or, for a kept
     statement recorded before the trail, its evidence), whether it was kept, its recorded trail (empty before the
-    trail), the spans it cites, and the answer check's recorded outcome."""
+    trail), the spans it cites, and the answer check's recorded P(yes) (before the trail, only its side of 0.5 was
+    recorded: 1 or 0)."""
 
     statement: Statement
     kept: bool
     trail: list[Verdict]
     spans: list[tuple[int, int, int]]
-    answers: bool
+    p_yes: float
 
     def replayed(self, question: str, passages: Mapping[int, str]) -> Replayed:
         """Its fate under today's checks, the answer check giving its recorded outcome."""
-        checks = StatementChecks(answer_check=AnswerCheck(RecordedReading(self.answers)))
+        checks = StatementChecks(answer_check=AnswerCheck(RecordedReading(self.p_yes)))
         return anyio.run(replay, question, passages, self.statement, checks)
 
 
@@ -92,12 +93,13 @@ def recorded_statements(row: Mapping[str, Any]) -> list[Recorded]:
         trail = _trail(kept)
         quotes = _written(trail) or [(e["label"], e["quote"]) for e in kept["evidence"]]
         spans = [(e["label"], e["start"], e["end"]) for e in kept["evidence"]]
-        found.append(Recorded(_statement(kept["text"], quotes), True, trail, spans, answers=True))
+        found.append(Recorded(_statement(kept["text"], quotes), True, trail, spans, _p_yes(trail, True)))
     for removed in row.get("removed", []):
         quotes = [(q["label"], q["quote"]) for q in removed["quotes"]]
         spans = _written_spans(removed["text"], quotes, passages)
-        answers = removed["check"] != "answer"
-        found.append(Recorded(_statement(removed["text"], quotes), False, _trail(removed), spans, answers))
+        trail = _trail(removed)
+        p_yes = _p_yes(trail, removed["check"] != "answer")
+        found.append(Recorded(_statement(removed["text"], quotes), False, trail, spans, p_yes))
     return found
 
 
@@ -172,14 +174,19 @@ def _statement(text: str, quotes: Sequence[tuple[int, str]]) -> Statement:
     return Statement(text, tuple(Quote(label, words) for label, words in quotes))
 
 
+def _p_yes(trail: Sequence[Verdict], answers: bool) -> float:
+    scores = [v.score for v in trail if v.rule == "answer_check" and v.score is not None]
+    return scores[-1] if scores else 1.0 if answers else 0.0
+
+
 class RecordedReading:
-    """The answer check's model as the recording has it: its reading of this statement, given again (the model is
-    not run in a replay, and its P(yes) was not recorded before the trail; the side of 0.5 it fell on was)."""
+    """The answer check's model as the recording has it: its P(yes) for this statement, given again (the model is
+    not run in a replay)."""
 
     name = "recorded"
 
-    def __init__(self, answers: bool) -> None:
-        self.probability = 1.0 if answers else 0.0
+    def __init__(self, probability: float) -> None:
+        self.probability = probability
 
     async def yes_probability(self, system: str, question: str) -> float:
         return self.probability

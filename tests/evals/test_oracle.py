@@ -32,6 +32,13 @@ def test_labels_are_bracketed_numbers_that_are_not_link_texts(answer: str, cited
 def test_claims_are_sentences_of_four_words_with_the_labels_after_their_full_stop() -> None:
     answer = "Descale the machine every eight weeks. [1] Brew at 93.5 °C for best results [2].\nSteps:\nIs it safe?"
     assert claims(answer) == ["Descale the machine every eight weeks. [1]", "Brew at 93.5 °C for best results [2]."]
+    abbreviated = (
+        "BDFL stands for Benevolent Dictator For Life, a.k.a. Guido van Rossum [1]. It covers STREAM (i.e. TCP) [2]."
+    )
+    assert claims(abbreviated) == [
+        "BDFL stands for Benevolent Dictator For Life, a.k.a. Guido van Rossum [1].",
+        "It covers STREAM (i.e. TCP) [2].",
+    ]
 
 
 @pytest.mark.parametrize(
