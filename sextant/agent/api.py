@@ -52,6 +52,7 @@ class QueryResponse(BaseModel):
         default_factory=list, description="The answer's statements, each with its quote, passage label and span."
     )
     verification: Verification
+    abstained: bool = Field(description="The answer states nothing the documents support (as AnswerEvent.abstained).")
     usage: UsageInfo
     turns: int
     trace: list[ToolCallEvent | ToolResultEvent]

@@ -822,6 +822,11 @@ export interface components {
         };
         /** QueryResponse */
         QueryResponse: {
+            /**
+             * Abstained
+             * @description The answer states nothing the documents support (as AnswerEvent.abstained).
+             */
+            abstained: boolean;
             /** Answer */
             answer: string;
             citations: components["schemas"]["CitationSummary"];

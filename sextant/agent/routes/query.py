@@ -62,6 +62,7 @@ async def query(body: QueryRequest, state: State, kb: Kb) -> QueryResponse:
         citations=answer.citations,
         statements=answer.statements,
         verification=answer.verification,
+        abstained=answer.abstained,
         usage=answer.usage,
         turns=answer.turns,
         trace=trace,

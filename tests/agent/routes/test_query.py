@@ -32,6 +32,9 @@ def test_query_returns_a_cited_answer_with_its_sources_usage_and_trace(client_fo
     sentence = "A double shot uses 18 grams of finely ground coffee and takes 25 to 30 seconds."
     assert (evidence["label"], evidence["quote"]) == (1, sentence)
     assert body["sources"][0]["text"][evidence["start"] : evidence["end"]] == sentence
+    # Each statement carries the checks' verdicts, in order; the answer says it did not abstain.
+    assert [(v["rule"], v["reason"]) for v in statement["trail"]][:2] == [("quote", "found"), ("supported", "evidence")]
+    assert body["abstained"] is False
     assert body["usage"]["cost_usd"] == pytest.approx(0.003)
     assert [t["event"] for t in body["trace"]] == ["tool_call", "tool_result"]
     assert body["request_id"] == response.headers["x-request-id"]
@@ -60,7 +63,15 @@ def test_the_stream_is_server_sent_events_on_the_wire(client_for: Any) -> None:
     # A label is kept only where its quote was found: unshown [4] and the unfound quote never reach the wire.
     assert [d for n, d in frames if n == "citation"] == [{"event": "citation", "label": 1, "valid": True}]
     assert [d["statement"]["text"] for n, d in frames if n == "statement"] == ["Use 18 grams."]
+    [kept] = [d["statement"] for n, d in frames if n == "statement"]
+    assert [(v["rule"], v["passed"], v["reason"], v["label"]) for v in kept["trail"]][:3] == [
+        ("quote", True, "found", 1),
+        ("quote", False, "label_not_shown", 4),
+        ("supported", True, "evidence", None),
+    ]
     answer = dict(frames)["answer"]
+    [removed] = answer["verification"]["removed"]
+    assert (removed["text"], removed["trail"][-1]["reason"]) == ("Tamp hard.", "no_evidence")
     assert answer["citations"]["dangling"] == [] and answer["citations"]["unsourced"] == ["Tamp hard."]
     assert answer["text"] == "Use 18 grams [1]."
     assert "".join(d["text"] for n, d in frames if n == "token") == "Use 18 grams [1]."
