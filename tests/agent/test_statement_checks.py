@@ -1,16 +1,27 @@
-"""The checks a written statement passes to reach the answer, and their tally, without a loop or a model."""
+"""The checks a written statement passes to reach the answer, and their tally, without a loop or a model; and the
+statements the 1.5B writer wrote in recorded runs, replayed (``recorded_statements.jsonl``, made by
+``bench/check_replay.py --fixture`` from ``sextant-eval-agent`` runs over the golden and Python documentation sets)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
 
 from sextant.agent.answer_check import AnswerCheck
 from sextant.agent.events import CitationEvent, StatementEvent, TokenEvent, Verdict
 from sextant.agent.passages import Passage, PassageBook
-from sextant.agent.statement_checks import StatementChecks, StatementTally
+from sextant.agent.statement_checks import StatementChecks, StatementTally, replay
 from sextant.llm.chat import ModelError, Quote, Statement
 from sextant.llm.scripted import ScriptedYesNo
 
+RECORDED = [
+    json.loads(line)
+    for line in Path(__file__).with_name("recorded_statements.jsonl").read_text(encoding="utf-8").splitlines()
+]
 BREW = "Brew espresso with water at 93 degrees Celsius."
 BOOK = PassageBook([Passage(label=1, title="Espresso guide", text=f"{BREW} A double shot uses 18 grams of coffee.")])
 
@@ -85,3 +96,26 @@ async def test_the_checker_s_verdict_decides_and_a_check_that_cannot_be_made_kee
 
 def trail(verdicts: list[Verdict]) -> list[tuple[str, bool, str]]:
     return [(v.rule, v.passed, v.reason) for v in verdicts]
+
+
+@pytest.mark.parametrize("row", RECORDED, ids=lambda r: f"{r['id']}-{'kept' if r['kept'] else 'removed'}")
+async def test_a_recorded_statement_meets_the_same_fate_by_the_same_verdicts(row: dict[str, Any]) -> None:
+    statement = Statement(row["text"], tuple(Quote(label, words) for label, words in row["quotes"]))
+    # The answer check's model is not run: its recorded P(yes) is given again.
+    checks = StatementChecks(answer_check=AnswerCheck(ScriptedYesNo([row["p_yes"]])))
+    passages = {int(label): text for label, text in row["passages"].items()}
+    replayed = await replay(row["question"], passages, statement, checks)
+    assert replayed.kept == row["kept"]
+    assert [v.model_dump(exclude_defaults=True) for v in replayed.trail] == row["trail"]
+
+
+def test_the_recorded_statements_cover_every_rule_that_decided_one_and_every_tolerance_that_kept_one() -> None:
+    deciding = {(r["kept"], r["trail"][-1]["rule"], r["trail"][-1]["reason"]) for r in RECORDED}
+    assert {
+        (True, "answer_check", "answers"),
+        (False, "supported", "no_evidence"),
+        (False, "answer_kind", "no_number"),
+        (False, "answer_check", "does_not_answer"),
+    } <= deciding
+    passed = {(v["rule"], v["reason"]) for r in RECORDED if r["kept"] for v in r["trail"] if v["passed"]}
+    assert {("quote", "found_by_run"), ("own_words", "in_passage"), ("fact_sentence", "holds_every_word")} <= passed
