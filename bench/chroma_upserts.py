@@ -1,0 +1,98 @@
+"""Chroma's chunk writes alone: one upsert per document (as ``ChunkStore.write_document``) against one per batch.
+
+    python bench/chroma_upserts.py --store /tmp/scale/100000/store      # a copy is written to, never the store
+    python bench/chroma_upserts.py                                      # a new empty store
+
+1,050 chunks of ~140 words with the 13 metadata fields Sextant writes and unit vectors are upserted into the
+``sextant_chunks`` collection as 50 calls of 21 chunks or as one call, alternated, ``--rounds`` times each, and
+deleted after each round; printed: the seconds of each round per shape. The vectors and texts are random (seeded):
+what is timed is Chroma's write, not the embedder. Run it on an empty store and on a sized one to see which part
+of a write grows with the store (``learning/scale.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import chromadb
+import numpy as np
+from chromadb.config import Settings
+
+CHUNKS_PER_DOCUMENT = 21
+DOCUMENTS = 50
+WORDS = 140
+META = {
+    "section": "",
+    "index": 0,
+    "rows": "",
+    "doc_id": "",
+    "dense_key": "2713d8192acf50329a24b26713e7979b",
+    "category": "",
+    "end": 912,
+    "title": "A title of some length for the chunk of a document here.",
+    "kind": "text",
+    "start": 0,
+    "source": "bench",
+    "pages": "",
+    "prefix_chars": 0,
+}
+
+
+def documents(rng: np.random.Generator, tag: str) -> list[tuple[list[str], Any, list[str], list[dict[str, Any]]]]:
+    """``DOCUMENTS`` documents of ``CHUNKS_PER_DOCUMENT`` chunks: ids, vectors, texts, metadata."""
+    made = []
+    for d in range(DOCUMENTS):
+        vectors = rng.standard_normal((CHUNKS_PER_DOCUMENT, 384)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        ids = [f"{tag}-{d}~{i}" for i in range(CHUNKS_PER_DOCUMENT)]
+        texts = [" ".join(f"w{rng.integers(0, 50_000)}" for _ in range(WORDS)) for _ in ids]
+        metas = [{**META, "doc_id": f"{tag}-{d}", "index": i} for i in range(CHUNKS_PER_DOCUMENT)]
+        made.append((ids, vectors, texts, metas))
+    return made
+
+
+def timed(collection: Any, docs: list[tuple[list[str], Any, list[str], list[dict[str, Any]]]], one_call: bool) -> float:
+    """Seconds to upsert ``docs`` (per document, or in one call); they are deleted afterwards, untimed."""
+    calls = [(ids, list(vectors), texts, metas) for ids, vectors, texts, metas in docs]
+    if one_call:
+        calls = [tuple([item for call in calls for item in call[field]] for field in range(4))]
+    started = time.perf_counter()
+    for ids, vectors, texts, metas in calls:
+        collection.upsert(ids=ids, embeddings=vectors, documents=texts, metadatas=metas)
+    seconds = time.perf_counter() - started
+    for ids, *_ in docs:
+        collection.delete(ids=ids)
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", type=Path, help="a Sextant store folder to copy and write to (default: empty)")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="chroma-upserts-"))
+    try:
+        path = scratch / "store"
+        if args.store is not None:
+            shutil.copytree(args.store, path)
+        client = chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
+        collection = client.get_or_create_collection("sextant_chunks", metadata={"hnsw:space": "cosine"})
+        print(f"{collection.count()} chunks in the store")
+        rng = np.random.default_rng(54)
+        seconds: dict[str, list[float]] = {"per document": [], "one call": []}
+        for r in range(args.rounds):
+            seconds["per document"].append(timed(collection, documents(rng, f"p{r}"), one_call=False))
+            seconds["one call"].append(timed(collection, documents(rng, f"o{r}"), one_call=True))
+        for shape, times in seconds.items():
+            print(f"{shape}: " + " / ".join(f"{s:.2f} s" for s in times))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
