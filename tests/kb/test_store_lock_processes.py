@@ -36,7 +36,9 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 ALPHA = "# Alpha\n\nThe alpha release shipped the command palette and the Index Lab.\n"
 FELINE = "# Feline\n\nOur tabby cat sleeps on the warm windowsill every afternoon.\n"
-VISIBLE_WITHIN_S = 2.0
+# How long a check waits for another process's write to show before it fails: patience, not a measure (a write is
+# seen at the next search, 0.12 s p95 in bench/shared_store.py); 2 s was once missed by 19 ms on a loaded CI box.
+VISIBLE_WITHIN_S = 30.0
 
 
 @pytest.fixture
