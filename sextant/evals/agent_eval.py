@@ -236,7 +236,7 @@ def stands_on_the_evidence(
 ) -> bool:
     """Whether a statement's span overlaps where a labelled snippet stands in a passage of the labelled document."""
     spans = [(e.label, e.start, e.end) for statement in statements for e in statement.evidence]
-    return _overlaps(spans, _labelled_spans(question, passages))
+    return overlaps(spans, _labelled_spans(question, passages))
 
 
 def _labelled_spans(question: Question, passages: Sequence[Passage]) -> list[tuple[int, int, int]]:
@@ -251,7 +251,8 @@ def _labelled_spans(question: Question, passages: Sequence[Passage]) -> list[tup
     return spans
 
 
-def _overlaps(spans: Sequence[tuple[int, int, int]], gold: Sequence[tuple[int, int, int]]) -> bool:
+def overlaps(spans: Sequence[tuple[int, int, int]], gold: Sequence[tuple[int, int, int]]) -> bool:
+    """Whether a ``(label, start, end)`` span overlaps a labelled one in the same passage."""
     return any(
         label == g and start < g_end and g_start < end for label, start, end in spans for g, g_start, g_end in gold
     )
@@ -268,7 +269,7 @@ def evidence_reach(runs: Sequence[AgentRun]) -> dict[str, Any]:
         gold = _labelled_spans(run.question, run.retrieved)
         shown.append(bool(gold))
         sentences = sentences_read(run.question.text, run.retrieved)
-        read.append(_overlaps([(s.label, s.start, s.end) for s in sentences], gold))
+        read.append(overlaps([(s.label, s.start, s.end) for s in sentences], gold))
     return {"evidence_in_passages_shown": _share(shown), "evidence_in_sentences_read": _share(read)}
 
 

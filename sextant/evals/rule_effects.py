@@ -33,6 +33,7 @@ import anyio
 from sextant.agent.answer_check import AnswerCheck
 from sextant.agent.events import Verdict
 from sextant.agent.statement_checks import Replayed, StatementChecks, replay
+from sextant.evals.agent_eval import overlaps
 from sextant.evals.golden import Question
 from sextant.evals.oracle import find
 from sextant.llm.chat import Quote, Statement
@@ -115,7 +116,7 @@ def effects(rows: Iterable[Mapping[str, Any]], questions: Mapping[str, Question]
         for statement in recorded_statements(row):
             trail = statement.trail or statement.replayed(question.text, passages).trail
             rule = kept_by(trail) if statement.kept else removed_by(trail)
-            tally.add(statement.kept, rule, question.answerable and _overlaps(statement.spans, gold))
+            tally.add(statement.kept, rule, question.answerable and overlaps(statement.spans, gold))
     return tally
 
 
@@ -155,10 +156,6 @@ def _written_spans(text: str, quotes: list[tuple[int, str]], passages: Mapping[i
     spans = [(label, *at) for label, quote in quotes if (at := find(quote, passages.get(label, ""))) is not None]
     spans += [(label, *at) for label, passage in passages.items() if (at := find(text, passage)) is not None]
     return spans
-
-
-def _overlaps(spans: Sequence[tuple[int, int, int]], gold: Sequence[tuple[int, int, int]]) -> bool:
-    return any(a == b and start < g_end and g_start < end for a, start, end in spans for b, g_start, g_end in gold)
 
 
 def _trail(statement: Mapping[str, Any]) -> list[Verdict]:
