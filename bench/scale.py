@@ -1,11 +1,14 @@
 """The knowledge base at 10k, 100k and 1M chunks (issue 54, item 1): a profile of what each size costs.
 
 For each size a store is built once under ``--root`` (reused by later runs) through the product's own write
-path, ``KnowledgeBase.ingest`` inside ``kb.batch()`` as ``sextant-ingest`` runs it, and then measured:
+paths inside ``kb.batch()``: ``KnowledgeBase.ingest`` per document for the real abstracts (as ``sextant-ingest``
+runs), ``KnowledgeBase.ingest_many`` (documents written in groups, the bulk path) for the synthetic ones beyond;
+then measured:
 
 - ``build``: chunks/s of that ingest with the vector source's time taken out (the store's own cost);
 - ``ingest``: 1,000 held-out chunks ingested inside ``kb.batch()`` into an empty store and into the store of
-  this size, alternated (empty, sized, sized, empty), then forgotten again; the sized / empty ratio;
+  this size, alternated (empty, sized, sized, empty), then forgotten again; the sized / empty ratio, for one
+  write per document (as ``sextant-ingest``) and for ``ingest_many``'s groups;
 - ``search``: warm hybrid ``kb.search`` (k = 5, no reranker), p50/p95 per ``SearchResult.timings_ms`` stage;
 - ``follow``: what a running reader pays in its next search when another process wrote a 3-chunk document
   (the ``refresh`` stage: reopening Chroma's segments and the BM25 catch-up from the writer's journal entry),
@@ -66,6 +69,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from sextant.evals.beir import BeirDoc, read_corpus, read_queries  # noqa: E402
+from sextant.kb.documents import LoadedDocument  # noqa: E402
 from sextant.kb.embeddings import Embedder, load_embedder, quiet_model_loading  # noqa: E402
 from sextant.kb.knowledge_base import KnowledgeBase  # noqa: E402
 from sextant.kb.lexical import LexicalIndex  # noqa: E402
@@ -230,12 +234,17 @@ def build(root: Path, size: int, data: Path, real_chunks: int, embedder: StandIn
         held = kb.store.chunk_count()
         while held < size:
             t0, e0, c0 = time.perf_counter(), embedder.seconds, held
-            with kb.batch():  # as sextant-ingest runs: one BM25 save per batch
-                while held < size and held - c0 < 5000:
-                    held += kb.ingest(doc.id, doc.as_document(), source="scale").chunks
-                    docs += 1
-                    real += is_real
-                    doc, is_real = source.send(held)
+            with kb.batch():  # one BM25 save per block
+                if is_real:  # where the real abstracts end depends on the count after each: one write each
+                    while held < size and held - c0 < 5000 and is_real:
+                        held += kb.ingest(doc.id, doc.as_document(), source="scale").chunks
+                        docs += 1
+                        real += 1
+                        doc, is_real = source.send(held)
+                else:  # synthetic documents: written in groups (``ingest_many``), the bulk path
+                    added, written, doc = bulk_block(kb, source, doc, min(size - held, 5000))
+                    held += added
+                    docs += written
             seconds = time.perf_counter() - t0 - (embedder.seconds - e0)
             blocks.append({"chunks_at_end": held, "chunks_per_s": (held - c0) / seconds, "load": os.getloadavg()[0]})
             log(f"build {size}: {held} chunks, {blocks[-1]['chunks_per_s']:.0f} chunks/s beyond vectors")
@@ -252,6 +261,26 @@ def build(root: Path, size: int, data: Path, real_chunks: int, embedder: StandIn
         }
     record.write_text(json.dumps(out, indent=2))
     return out
+
+
+def bulk_block(
+    kb: KnowledgeBase, source: Generator[tuple[BeirDoc, bool], int, None], first: BeirDoc, chunks: int
+) -> tuple[int, int, BeirDoc]:
+    """Write synthetic documents from ``source``, ``first`` first, through ``kb.ingest_many`` until about ``chunks``
+    chunks are written (a group more at most); returns the chunks and documents written and the next document."""
+    state = {"chunks": 0, "documents": 0}
+    upcoming = [first]
+
+    def feed() -> Iterator[tuple[str, LoadedDocument]]:
+        while state["chunks"] < chunks:
+            doc = upcoming.pop()
+            yield doc.id, doc.as_document()
+            state["documents"] += 1
+            upcoming.append(source.send(0)[0])
+
+    for outcome in kb.ingest_many(feed(), source="scale"):
+        state["chunks"] += outcome.chunks
+    return state["chunks"], state["documents"], upcoming[0]
 
 
 def disk(store: Path) -> dict[str, float]:
@@ -272,13 +301,17 @@ def held_out(data: Path, chunks: int) -> list[BeirDoc]:
     return [next(source) for _ in range(max(1, round(chunks / SYNTH_CHUNKS_PER_DOC)))]
 
 
-def timed_batch(store: Path, docs: list[BeirDoc], embedder: StandInEmbedder) -> tuple[float, int]:
-    """Seconds (vector source taken out) and chunks of one ``kb.batch()`` ingest of ``docs``; then forgotten."""
+def timed_batch(store: Path, docs: list[BeirDoc], embedder: StandInEmbedder, grouped: bool) -> tuple[float, int]:
+    """Seconds (vector source taken out) and chunks of one ``kb.batch()`` ingest of ``docs``, one write per
+    document or (``grouped``) through ``kb.ingest_many``; then forgotten."""
     with KnowledgeBase.open(settings_for(store), embedder=embedder) as kb:  # type: ignore[arg-type]
         e0 = embedder.seconds
         started = time.perf_counter()
         with kb.batch():
-            n = sum(kb.ingest(d.id, d.as_document(), source="scale").chunks for d in docs)
+            if grouped:
+                n = sum(o.chunks for o in kb.ingest_many(((d.id, d.as_document()) for d in docs), source="scale"))
+            else:
+                n = sum(kb.ingest(d.id, d.as_document(), source="scale").chunks for d in docs)
         seconds = time.perf_counter() - started - (embedder.seconds - e0)
         with kb.batch():
             for d in docs:
@@ -287,17 +320,23 @@ def timed_batch(store: Path, docs: list[BeirDoc], embedder: StandInEmbedder) -> 
 
 
 def bench_ingest(store: Path, scratch: Path, docs: list[BeirDoc], embedder: StandInEmbedder) -> dict[str, Any]:
+    """The sized / empty ratio of the held-out ingest, one write per document (as ``sextant-ingest``) and grouped
+    (``ingest_many``, the bulk path), each side alternated: empty, sized, sized, empty."""
     empty = scratch / "empty-store"
     shutil.rmtree(empty, ignore_errors=True)
-    seconds: dict[str, list[float]] = {"empty": [], "sized": []}
-    n = 0
-    for side in ("empty", "sized", "sized", "empty"):
-        s, n = timed_batch(empty if side == "empty" else store, docs, embedder)
-        seconds[side].append(s)
-        log(f"ingest {n} chunks into the {side} store: {s:.2f} s beyond vectors")
+    out: dict[str, Any] = {}
+    for grouped in (False, True):
+        seconds: dict[str, list[float]] = {"empty": [], "sized": []}
+        n = 0
+        for side in ("empty", "sized", "sized", "empty"):
+            s, n = timed_batch(empty if side == "empty" else store, docs, embedder, grouped)
+            seconds[side].append(s)
+            log(f"ingest {n} chunks into the {side} store{' grouped' if grouped else ''}: {s:.2f} s beyond vectors")
+        e, z = statistics.median(seconds["empty"]), statistics.median(seconds["sized"])
+        shape = {"chunks": n, "seconds": seconds, "empty_chunks_per_s": n / e, "sized_chunks_per_s": n / z}
+        out.update({**shape, "ratio": z / e} if not grouped else {"grouped": {**shape, "ratio": z / e}})
     shutil.rmtree(empty, ignore_errors=True)
-    e, z = statistics.median(seconds["empty"]), statistics.median(seconds["sized"])
-    return {"chunks": n, "seconds": seconds, "empty_chunks_per_s": n / e, "sized_chunks_per_s": n / z, "ratio": z / e}
+    return out
 
 
 # --- search and following --------------------------------------------------------------------------------------
@@ -458,6 +497,8 @@ def row_of(size: int, store: Path, result: dict[str, Any]) -> dict[str, Any]:
         "ingest_1000_empty_chunks_per_s": result["ingest"]["empty_chunks_per_s"],
         "ingest_1000_sized_chunks_per_s": result["ingest"]["sized_chunks_per_s"],
         "ingest_1000_ratio": result["ingest"]["ratio"],
+        "ingest_1000_grouped_ratio": result["ingest"]["grouped"]["ratio"],
+        "ingest_1000_grouped_sized_chunks_per_s": result["ingest"]["grouped"]["sized_chunks_per_s"],
         "warm_search_p50_ms": s["total"]["p50"],
         "warm_search_p95_ms": s["total"]["p95"],
         "warm_search_stages_ms": {k: {"p50": v["p50"], "p95": v["p95"]} for k, v in s.items()},
@@ -482,16 +523,17 @@ def row_of(size: int, store: Path, result: dict[str, Any]) -> dict[str, Any]:
 def markdown(rows: list[dict[str, Any]]) -> str:
     out = [
         "| chunks | warm p50 / p95 ms | dense p95 | lexical p95 | fetch p95 | embed p95 | RSS / PSS MB | cold start s "
-        "| 1k ingest sized/empty | new doc: write s, visible s | follow ms | BM25 rebuild s | disk MB |",
+        "| 1k ingest sized/empty (grouped) | new doc: write s, visible s | follow ms | BM25 rebuild s | disk MB |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         st = r["warm_search_stages_ms"]
+        grouped = f" ({r['ingest_1000_grouped_ratio']:.2f}x)" if "ingest_1000_grouped_ratio" in r else ""
         out.append(
             f"| {r['chunks']:,} | {r['warm_search_p50_ms']:.1f} / {r['warm_search_p95_ms']:.1f} "
             f"| {st['dense']['p95']:.1f} | {st['lexical']['p95']:.1f} | {st['fetch']['p95']:.1f} "
             f"| {st['embed']['p95']:.1f} | {r['rss_mb']:.0f} / {r['pss_mb']:.0f} | {r['cold_start_s']:.1f} "
-            f"| {r['ingest_1000_ratio']:.2f}x | {r['ingest_one_document_s_median']:.2f}, "
+            f"| {r['ingest_1000_ratio']:.2f}x{grouped} | {r['ingest_one_document_s_median']:.2f}, "
             f"{r['visible_in_second_process_s_median']:.2f} | {r['follow_refresh_ms_median']:.0f} "
             f"| {r['bm25_rebuild_s']:.1f} | {r['disk_mb']['chroma_mb'] + r['disk_mb']['bm25_mb']:.0f} |"
         )
@@ -608,6 +650,7 @@ def main() -> None:
     parser.add_argument("--follow", type=int, default=5, help="writes by another process followed per size")
     parser.add_argument("--extrapolate-to", type=int, default=1_000_000, help="labelled as extrapolated")
     parser.add_argument("--report", action="store_true", help="no measuring: the table, extrapolation and plot")
+    parser.add_argument("--build-only", action="store_true", help="build (or reuse) the stores, measure nothing")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--plot", type=Path)
     args = parser.parse_args()
@@ -625,6 +668,9 @@ def main() -> None:
         store = args.root / f"{size}" / "store"
         log(f"size {size}: building (or reusing) {store}")
         built = build(args.root, size, args.data, args.real_chunks, embedder)
+        if args.build_only:
+            log(f"built {size}: {built['chunks_per_s_beyond_vectors']:.0f} chunks/s beyond vectors")
+            continue
         result: dict[str, Any] = {"load": os.getloadavg()[0], "build": built}
         result["disk"] = disk(store)
         result["search"] = bench_search(store, inner, qs[: args.warmup + args.queries], args.warmup)

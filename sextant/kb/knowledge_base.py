@@ -5,10 +5,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from sextant.kb.refusal import KnowledgeBaseError
 from sextant.kb.rerank import Reranker
 from sextant.kb.search import Searcher
 from sextant.kb.store import ChunkStore
+from sextant.kb.store_journal import JournalEntry, StoreJournal
 from sextant.kb.store_lock import StoreLock
 from sextant.kb.stored import ChunkBatch, DocumentRecord, StoredChunk
 from sextant.settings import KbSettings
@@ -44,6 +45,7 @@ from sextant.settings import KbSettings
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 32
+GROUP_CHUNKS = 2000  # chunks written together by ``ingest_many``
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, message)``: called as a document's chunks are embedded."""
@@ -142,9 +144,10 @@ class KnowledgeBase:
         )
         # Under the lock other processes on this store write under: none is half-way through a write while the
         # store is opened and repaired, or while the BM25 cache is read.
-        with StoreLock.for_folder(lock_folder(settings)).exclusive():
+        lock = StoreLock.for_folder(lock_folder(settings))
+        with lock.exclusive():
             store = ChunkStore.for_settings(settings, embedder.name, embedder.dim)
-            store.repair()
+            _repair_unless_clean(store, lock)
             lexical = LexicalIndex.open(lexical_dir(settings))
             return cls(settings, embedder, store, lexical, reranker, policy, query_encoder)
 
@@ -189,6 +192,73 @@ class KnowledgeBase:
                 SEXTANT_MAX_DOCUMENT_CHARS or SEXTANT_MAX_CHUNKS_PER_DOCUMENT (checked before anything is written).
             StoreError: the store refused the write; the earlier version is intact.
         """
+        staged = self._stage(
+            doc_id,
+            doc,
+            source=source,
+            category=category,
+            progress=progress,
+            original=original,
+            file_hash=file_hash,
+            reuse_vectors_of=reuse_vectors_of,
+        )
+        return staged if isinstance(staged, IngestOutcome) else self._write([staged])[0]
+
+    def ingest_many(
+        self,
+        documents: Iterable[tuple[str, LoadedDocument]],
+        *,
+        source: str = "",
+        category: str = "",
+        group_chunks: int = GROUP_CHUNKS,
+    ) -> Iterator[IngestOutcome]:
+        """``ingest`` each ``(id, document)``, written in groups of about ``group_chunks`` chunks: one store write,
+        generation and journal entry per group rather than per document, which is what a bulk load pays for
+        (learning/scale.md). Yields the outcomes in order, each group's once it is written; an id met again
+        waits for the next group.
+
+        Raises:
+            KnowledgeBaseError: as ``ingest``; the documents before the refused one are written and yielded first.
+            StoreError: a group's write failed; each of its documents is as it was before it.
+            StoreMigrated: the store was migrated to another embedder meanwhile (not followed in a bulk load).
+        """
+        pending: list[_Staged | IngestOutcome] = []
+        chunks = 0
+        for doc_id, doc in documents:
+            if any(isinstance(p, _Staged) and p.record.id == doc_id for p in pending):
+                yield from self._write_pending(pending)
+                pending, chunks = [], 0
+            try:
+                staged = self._stage(doc_id, doc, source=source, category=category)
+            except KnowledgeBaseError:
+                yield from self._write_pending(pending)
+                raise
+            pending.append(staged)
+            chunks += staged.record.chunk_count if isinstance(staged, _Staged) else 0
+            if chunks >= group_chunks:
+                yield from self._write_pending(pending)
+                pending, chunks = [], 0
+        yield from self._write_pending(pending)
+
+    def _write_pending(self, pending: list[_Staged | IngestOutcome]) -> list[IngestOutcome]:
+        """Write the staged documents of ``pending`` as one write; every outcome, in order."""
+        staged = [p for p in pending if isinstance(p, _Staged)]
+        written = iter(self._write(staged) if staged else [])
+        return [next(written) if isinstance(p, _Staged) else p for p in pending]
+
+    def _stage(
+        self,
+        doc_id: str,
+        doc: LoadedDocument,
+        *,
+        source: str = "",
+        category: str = "",
+        progress: Progress | None = None,
+        original: bytes | None = None,
+        file_hash: str = "",
+        reuse_vectors_of: str | None = None,
+    ) -> _Staged | IngestOutcome:
+        """A document chunked and embedded, ready to write; or the outcome of one already stored as it is."""
         validate_document_id(doc_id)
         if not doc.text.strip():
             raise KnowledgeBaseError(f"{doc_id}: the document has no text to index")
@@ -259,22 +329,31 @@ class KnowledgeBase:
             StoredChunk(cid, text, meta)
             for cid, text, meta in zip(record.chunk_ids(), batch.texts, batch.metas, strict=True)
         ]
+        return _Staged(record, batch, added, kept, doc, embedded=len(missing))
+
+    def _write(self, staged: list[_Staged]) -> list[IngestOutcome]:
+        """Store the staged documents as one write (``ChunkStore.write_documents``); their outcomes, in order."""
         with self.indexes.writing():
-            generation = self.store.write_document(record, batch)
-            self.indexes.commit(generation, previous.chunk_ids() if previous else [], added, batch.vectors)
-            self._replace_original(doc_id, kept)
-        status: Literal["added", "replaced"] = "replaced" if previous is not None else "added"
-        return IngestOutcome(
-            id=doc_id,
-            status=status,
-            chunks=len(chunks),
-            pages=len(doc.pages),
-            title=doc.title,
-            version=record.version,
-            skipped_pages=_skipped(doc),
-            ocr_pages=_ocr(doc),
-            embedded=len(missing),
-        )
+            written = self.store.write_documents([(s.record, s.batch) for s in staged])
+            added = [chunk for s in staged for chunk in s.added]
+            vectors = np.concatenate([s.batch.vectors for s in staged])
+            self.indexes.commit(written.generation, written.replaced, added, vectors)
+            for s in staged:
+                self._replace_original(s.record.id, s.original)
+        return [
+            IngestOutcome(
+                id=s.record.id,
+                status="replaced" if s.record.id in written.existed else "added",
+                chunks=s.record.chunk_count,
+                pages=len(s.doc.pages),
+                title=s.record.title,
+                version=s.record.version,
+                skipped_pages=_skipped(s.doc),
+                ocr_pages=_ocr(s.doc),
+                embedded=s.embedded,
+            )
+            for s in staged
+        ]
 
     def _stored_vectors(self, records: list[DocumentRecord]) -> dict[str, np.ndarray]:
         """The stored vector of each chunk of ``records``, by the key of the text it was embedded from."""
@@ -439,6 +518,29 @@ class KnowledgeBase:
             followed_writes=self.indexes.followed,
             store_reloads=self.store.reloads,
         )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Staged:
+    """A document chunked and embedded, not yet written: its record, chunks and what its outcome reports."""
+
+    record: DocumentRecord
+    batch: ChunkBatch
+    added: list[StoredChunk]
+    original: bytes | None  # a PDF's bytes, kept for page images
+    doc: LoadedDocument
+    embedded: int  # chunks embedded (the others kept an earlier version's vector)
+
+
+def _repair_unless_clean(store: ChunkStore, lock: StoreLock) -> None:
+    """``store.repair()`` (a listing of every record) unless the journal shows that no write died half-way since
+    the last repair; the caller holds ``lock``. A repair's own write says so to the journal, marked clean, and
+    moves the change counter, so the others on the store drop the orphans it removed."""
+    journal = StoreJournal(lock.folder)
+    if journal.clean_at(lock.changes(), store.generation):
+        return
+    orphans = store.repair()
+    journal.append(JournalEntry(lock.bump(), store.generation, tuple(orphans), (), clean=True))
 
 
 def _about(doc: LoadedDocument, limit: int = 280) -> str:

@@ -1,5 +1,5 @@
-"""What the store holds: a document's record, a chunk as read back, the chunks of a document ready to write, and
-how a record is written as Chroma metadata and read back."""
+"""What the store holds: a document's record, a chunk as read back, the chunks of a document ready to write, what
+its write did, and how a record is written as Chroma metadata and read back."""
 
 from __future__ import annotations
 
@@ -69,6 +69,16 @@ class ChunkBatch:
     texts: list[str] = field(default_factory=list)
     metas: list[dict[str, Any]] = field(default_factory=list)
     vectors: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros((0, 0), np.float32))
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What a write of documents did: the store generation it left, the chunk ids of the versions it replaced, and
+    the ids of the documents that had one."""
+
+    generation: int
+    replaced: tuple[str, ...]
+    existed: frozenset[str] = frozenset()
 
 
 def chunk_id(doc_id: str, content_hash: str, index: int | str) -> str:

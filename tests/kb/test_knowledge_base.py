@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from sextant.contract.results import SkippedPageInfo
+from sextant.kb.derived_indexes import lock_folder
 from sextant.kb.document_ids import document_id_for
 from sextant.kb.documents import LoadedDocument, PageSpan, SectionSpan, SkippedPage, join_pages
 from sextant.kb.embeddings import Embedder
@@ -13,6 +14,8 @@ from sextant.kb.fusion import RRF_K
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.search import feedback_vector
+from sextant.kb.store_journal import JournalEntry, StoreJournal
+from sextant.kb.store_lock import StoreLock
 from sextant.settings import KbSettings
 
 ESPRESSO = (
@@ -321,3 +324,74 @@ def test_a_passage_on_a_slide_is_cited_as_a_slide(kb: KnowledgeBase) -> None:
     kb.ingest("deck", join_pages(slides, "Quarterly deck", unit="slide"), source="deck.pptx")
     hit = kb.search("how often to descale the espresso machine", k=1).hits[0]
     assert (hit.document_id, hit.page, hit.page_label, hit.page_unit) == ("deck", 2, "2", "slide")
+
+
+def test_an_open_checks_for_orphans_only_after_a_write_that_died_half_way(
+    settings: KbSettings, embedder: Embedder
+) -> None:
+    lock = StoreLock.for_folder(lock_folder(settings))
+    with KnowledgeBase.open(settings, embedder=embedder) as kb:
+        kb.ingest("espresso", _doc(ESPRESSO, "Espresso care"))
+    clean = lock.changes()
+    with KnowledgeBase.open(settings, embedder=embedder) as kb:
+        assert lock.changes() == clean  # every write since the last check finished: nothing to repair or say
+        # What a writer killed between its chunks and its record leaves: the counter taken, a chunk, no entry.
+        (stored,) = kb.store.get_chunks(kb.document("espresso").chunk_ids(), vectors=True)
+        with lock.exclusive():
+            lock.bump()
+        orphan = ("espresso~deadbeef0000~0",)
+        kb.store._chunks.upsert(
+            ids=list(orphan), embeddings=[stored.vector], documents=[stored.text], metadatas=[stored.meta]
+        )
+    with KnowledgeBase.open(settings, embedder=embedder) as kb:
+        assert kb.store.chunk_count() == 1
+        assert lock.changes() == clean + 2
+        check = JournalEntry(clean + 2, kb.store.generation, orphan, (), clean=True)  # the others drop it too
+        assert StoreJournal(lock.folder).since(clean + 1, clean + 2) == [check]
+
+
+def test_a_version_written_by_another_process_meanwhile_is_replaced_in_the_indexes_too(
+    settings: KbSettings, kb: KnowledgeBase
+) -> None:
+    kb.ingest("espresso", _doc(ESPRESSO, "Espresso care"))
+    other = KnowledgeBase.open(settings, embedder=kb.embedder)
+
+    def meanwhile(done: int, total: int, what: str) -> None:
+        # After this process read the version it replaces, before it writes: another writes a second version.
+        if not other.documents()[0].title.startswith("Second"):
+            other.ingest("espresso", _doc(ESPRESSO + " Prime the boiler with filtered water.", "Second version"))
+
+    kb.ingest("espresso", _doc(ESPRESSO + " Wipe the steam wand after each use.", "Third version"), progress=meanwhile)
+    live = set(kb.document("espresso").chunk_ids())
+    assert set(kb.lexical.ids()) == live == set(kb.store.chunk_ids())
+    assert not kb.search("prime boiler filtered water", mode="lexical", abstain=False).hits
+    other.close()
+
+
+def test_ingest_many_writes_groups_and_yields_each_outcome_in_order(kb: KnowledgeBase) -> None:
+    kb.ingest("kettle", _doc(HOUSEHOLD["kettle"], "Kettle"))
+    generation = kb.store.generation
+    documents = [(doc_id, _doc(text, doc_id.title())) for doc_id, text in HOUSEHOLD.items()]
+    documents.insert(2, ("bees", _doc(BEES + " Feed syrup in autumn.", "Bees, second version")))
+    outcomes = list(kb.ingest_many(documents, group_chunks=3))
+    assert [(o.id, o.status) for o in outcomes] == [
+        ("espresso", "added"),
+        ("bees", "added"),
+        ("bees", "replaced"),  # met again: the group before it is written first
+        ("kettle", "unchanged"),
+        ("grinder", "added"),
+        ("garden", "added"),
+    ]
+    assert kb.store.generation == generation + 2  # espresso and bees; then bees again, grinder and garden (3 chunks)
+    assert kb.document("bees").title == "Bees, second version" and kb.store.chunk_count() == 5
+    assert set(kb.lexical.ids()) == set(kb.store.chunk_ids())
+    assert kb.search("feed syrup autumn", k=1).hits[0].document_id == "bees"
+
+
+def test_ingest_many_writes_what_came_before_a_refused_document(kb: KnowledgeBase) -> None:
+    documents = [("espresso", _doc(ESPRESSO, "Espresso")), ("empty", _doc("   ", "Empty")), ("bees", _doc(BEES, "B"))]
+    outcomes = kb.ingest_many(documents)
+    assert next(outcomes).id == "espresso"
+    with pytest.raises(KnowledgeBaseError, match="no text"):
+        next(outcomes)
+    assert [d.id for d in kb.documents()] == ["espresso"]

@@ -47,10 +47,12 @@ def _open(path: Path, embedder: str = "test-embedder", dim: int = DIM) -> ChunkS
 
 def test_reingest_replaces_and_leaves_no_stale_chunks(tmp_path: Path) -> None:
     store = _open(tmp_path)
-    store.write_document(_record("manual", 11, "a" * 64), _batch("manual", 11, 1))
-    assert store.chunk_count() == 11
-    store.write_document(_record("manual", 1, "b" * 64), _batch("manual", 1, 2))
+    first = store.write_document(_record("manual", 11, "a" * 64), _batch("manual", 11, 1))
+    assert store.chunk_count() == 11 and first.replaced == ()
+    second = store.write_document(_record("manual", 1, "b" * 64), _batch("manual", 1, 2))
     assert store.chunk_count() == 1
+    assert set(second.replaced) == set(_record("manual", 11, "a" * 64).chunk_ids())
+    assert second.generation == first.generation + 1
     record = store.get_document("manual")
     assert record is not None and record.chunk_count == 1
     assert [c.text for c in store.get_chunks(record.chunk_ids())] == ["manual chunk 0 v2"]
@@ -108,6 +110,45 @@ def test_a_failed_ingest_leaves_the_previous_version_intact(tmp_path: Path, fail
     assert record is not None and record.content_hash == "1" * 64
     assert store.chunk_count() == 3 and store.generation == generation
     assert {c.text for c in store.get_chunks(record.chunk_ids())} == {f"doc chunk {i} v1" for i in range(3)}
+
+
+def test_a_group_write_is_one_write_of_every_document(tmp_path: Path) -> None:
+    store = _open(tmp_path)
+    store.write_document(_record("a", 2, "1" * 64), _batch("a", 2, 1))
+    generation = store.generation
+    written = store.write_documents(
+        [(_record("a", 3, "2" * 64), _batch("a", 3, 2)), (_record("b", 1, "3" * 64), _batch("b", 1, 3))]
+    )
+    assert written.generation == store.generation == generation + 1
+    assert set(written.replaced) == set(_record("a", 2, "1" * 64).chunk_ids()) and written.existed == {"a"}
+    assert store.chunk_count() == 4
+    for doc_id, seed in (("a", 2), ("b", 3)):
+        record = store.get_document(doc_id)
+        assert record is not None
+        assert {c.text for c in store.get_chunks(record.chunk_ids())} == {
+            f"{doc_id} chunk {i} v{seed}" for i in range(record.chunk_count)
+        }
+
+
+def test_a_failed_group_write_leaves_every_document_as_it_was(tmp_path: Path) -> None:
+    store = _open(tmp_path)
+    store.write_document(_record("a", 2, "1" * 64), _batch("a", 2, 1))
+    generation = store.generation
+    store._docs = _FailingUpserts(store._docs, 1)  # type: ignore[assignment]  # the records, the commit point
+    with pytest.raises(StoreError, match=r"2 documents .* rolled back"):
+        store.write_documents(
+            [(_record("a", 3, "2" * 64), _batch("a", 3, 2)), (_record("b", 1, "3" * 64), _batch("b", 1, 3))]
+        )
+    record = store.get_document("a")
+    assert record is not None and record.content_hash == "1" * 64 and store.get_document("b") is None
+    assert store.chunk_count() == 2 and store.generation == generation
+
+
+def test_a_group_write_refuses_an_id_twice(tmp_path: Path) -> None:
+    store = _open(tmp_path)
+    with pytest.raises(ValueError, match="twice"):
+        store.write_documents([(_record("a", 1, "1" * 64), _batch("a", 1, 1))] * 2)
+    assert store.chunk_count() == 0
 
 
 def test_repair_removes_chunks_of_no_live_version(tmp_path: Path) -> None:
