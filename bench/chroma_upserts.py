@@ -1,13 +1,15 @@
-"""Chroma's chunk writes alone: one upsert per document (as ``ChunkStore.write_document``) against one per batch.
+"""Chroma's chunk writes alone: one upsert per document against one per group (``ChunkStore.write_documents``), and
+the vectors alone (what Chroma's HNSW insertion costs, without texts, metadata and their indexes).
 
     python bench/chroma_upserts.py --store /tmp/scale/100000/store      # a copy is written to, never the store
     python bench/chroma_upserts.py                                      # a new empty store
 
 1,050 chunks of ~140 words with the 13 metadata fields Sextant writes and unit vectors are upserted into the
-``sextant_chunks`` collection as 50 calls of 21 chunks or as one call, alternated, ``--rounds`` times each, and
-deleted after each round; printed: the seconds of each round per shape. The vectors and texts are random (seeded):
-what is timed is Chroma's write, not the embedder. Run it on an empty store and on a sized one to see which part
-of a write grows with the store (``learning/scale.md``).
+``sextant_chunks`` collection as 50 calls of 21 chunks, as one call, or as one call of the vectors alone,
+alternated, ``--rounds`` times each, and deleted after each round; printed: the seconds of each round per shape.
+The vectors and texts are random (seeded): what is timed is Chroma's write, not the embedder. Run it on an empty
+store and on a sized one to see which part of a write grows with the store (``learning/scale.md``). ``--in-place``
+writes to the store itself (and deletes what it wrote), for a store too large to copy.
 """
 
 from __future__ import annotations
@@ -56,14 +58,20 @@ def documents(rng: np.random.Generator, tag: str) -> list[tuple[list[str], Any, 
     return made
 
 
-def timed(collection: Any, docs: list[tuple[list[str], Any, list[str], list[dict[str, Any]]]], one_call: bool) -> float:
-    """Seconds to upsert ``docs`` (per document, or in one call); they are deleted afterwards, untimed."""
+def timed(
+    collection: Any, docs: list[tuple[list[str], Any, list[str], list[dict[str, Any]]]], one_call: bool, bare: bool
+) -> float:
+    """Seconds to upsert ``docs`` (per document, or in one call; ``bare``: the vectors alone); they are deleted
+    afterwards, untimed."""
     calls = [(ids, list(vectors), texts, metas) for ids, vectors, texts, metas in docs]
     if one_call:
         calls = [tuple([item for call in calls for item in call[field]] for field in range(4))]
     started = time.perf_counter()
     for ids, vectors, texts, metas in calls:
-        collection.upsert(ids=ids, embeddings=vectors, documents=texts, metadatas=metas)
+        if bare:
+            collection.upsert(ids=ids, embeddings=vectors)
+        else:
+            collection.upsert(ids=ids, embeddings=vectors, documents=texts, metadatas=metas)
     seconds = time.perf_counter() - started
     for ids, *_ in docs:
         collection.delete(ids=ids)
@@ -74,20 +82,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", type=Path, help="a Sextant store folder to copy and write to (default: empty)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--in-place", action="store_true", help="write to --store itself, not a copy")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="chroma-upserts-"))
     try:
-        path = scratch / "store"
-        if args.store is not None:
+        path = args.store if args.in_place and args.store is not None else scratch / "store"
+        if args.store is not None and not args.in_place:
             shutil.copytree(args.store, path)
         client = chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
         collection = client.get_or_create_collection("sextant_chunks", metadata={"hnsw:space": "cosine"})
         print(f"{collection.count()} chunks in the store")
         rng = np.random.default_rng(54)
-        seconds: dict[str, list[float]] = {"per document": [], "one call": []}
+        shapes = {"per document": (False, False), "one call": (True, False), "one call, vectors alone": (True, True)}
+        seconds: dict[str, list[float]] = {shape: [] for shape in shapes}
         for r in range(args.rounds):
-            seconds["per document"].append(timed(collection, documents(rng, f"p{r}"), one_call=False))
-            seconds["one call"].append(timed(collection, documents(rng, f"o{r}"), one_call=True))
+            for i, (shape, (one_call, bare)) in enumerate(shapes.items()):
+                seconds[shape].append(timed(collection, documents(rng, f"{i}-{r}"), one_call, bare))
         for shape, times in seconds.items():
             print(f"{shape}: " + " / ".join(f"{s:.2f} s" for s in times))
     finally:

@@ -57,6 +57,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Generator, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,12 +71,16 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from sextant.evals.beir import BeirDoc, read_corpus, read_queries  # noqa: E402
+from sextant.kb.derived_indexes import lexical_dir  # noqa: E402
 from sextant.kb.documents import LoadedDocument  # noqa: E402
 from sextant.kb.embeddings import Embedder, load_embedder, quiet_model_loading  # noqa: E402
 from sextant.kb.knowledge_base import KnowledgeBase  # noqa: E402
 from sextant.kb.lexical import LexicalIndex  # noqa: E402
 from sextant.settings import KbSettings  # noqa: E402
 from tests.kb.store_fleet import Fleet  # noqa: E402
+
+sys.path.insert(0, str(REPO / "bench"))
+from chroma_server import start_server, stop_server  # noqa: E402
 
 STAGES = ("refresh", "embed", "dense", "lexical", "fuse", "fetch", "cosine", "rerank", "finish", "total")
 VECTOR_SOURCE = "stand-in: hashed bag-of-words random projection, 384-d unit (not MiniLM)"
@@ -204,8 +210,33 @@ def corpus_for(data: Path, real_chunks: int) -> Generator[tuple[BeirDoc, bool], 
 # --- stores ----------------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Site:
+    """Where the measured processes find a store: the embedded store in ``folder``, or (``url``) a Chroma server,
+    with ``folder`` the replica's own (its BM25 cache). Always ``.../store``, as ``Fleet`` names it."""
+
+    folder: Path
+    url: str | None = None
+    database: str | None = None
+
+    def settings(self, refresh_s: float = 2.0) -> KbSettings:
+        return KbSettings(
+            chroma_dir=self.folder,
+            chroma_url=self.url,
+            chroma_database=self.database,
+            threads=1,
+            lexical_refresh_s=refresh_s,
+            _env_file=None,
+        )
+
+    def env(self) -> dict[str, str]:
+        """What a process started on this site is told, beside ``SEXTANT_CHROMA_DIR``."""
+        named = {"SEXTANT_CHROMA_URL": self.url} if self.url else {}
+        return {**named, **({"SEXTANT_CHROMA_DATABASE": self.database} if self.database else {})}
+
+
 def settings_for(store: Path, refresh_s: float = 2.0) -> KbSettings:
-    return KbSettings(chroma_dir=store, threads=1, lexical_refresh_s=refresh_s, _env_file=None)
+    return Site(store).settings(refresh_s)
 
 
 def build(root: Path, size: int, data: Path, real_chunks: int, embedder: StandInEmbedder) -> dict[str, Any]:
@@ -301,10 +332,10 @@ def held_out(data: Path, chunks: int) -> list[BeirDoc]:
     return [next(source) for _ in range(max(1, round(chunks / SYNTH_CHUNKS_PER_DOC)))]
 
 
-def timed_batch(store: Path, docs: list[BeirDoc], embedder: StandInEmbedder, grouped: bool) -> tuple[float, int]:
+def timed_batch(site: Site, docs: list[BeirDoc], embedder: StandInEmbedder, grouped: bool) -> tuple[float, int]:
     """Seconds (vector source taken out) and chunks of one ``kb.batch()`` ingest of ``docs``, one write per
     document or (``grouped``) through ``kb.ingest_many``; then forgotten."""
-    with KnowledgeBase.open(settings_for(store), embedder=embedder) as kb:  # type: ignore[arg-type]
+    with KnowledgeBase.open(site.settings(), embedder=embedder) as kb:  # type: ignore[arg-type]
         e0 = embedder.seconds
         started = time.perf_counter()
         with kb.batch():
@@ -319,23 +350,23 @@ def timed_batch(store: Path, docs: list[BeirDoc], embedder: StandInEmbedder, gro
     return seconds, n
 
 
-def bench_ingest(store: Path, scratch: Path, docs: list[BeirDoc], embedder: StandInEmbedder) -> dict[str, Any]:
+def bench_ingest(site: Site, scratch: Path, docs: list[BeirDoc], embedder: StandInEmbedder) -> dict[str, Any]:
     """The sized / empty ratio of the held-out ingest, one write per document (as ``sextant-ingest``) and grouped
     (``ingest_many``, the bulk path), each side alternated: empty, sized, sized, empty."""
-    empty = scratch / "empty-store"
-    shutil.rmtree(empty, ignore_errors=True)
+    empty = Site(scratch / "empty" / "store", site.url, "sextant-scale-empty" if site.url else None)
+    shutil.rmtree(empty.folder.parent, ignore_errors=True)
     out: dict[str, Any] = {}
     for grouped in (False, True):
         seconds: dict[str, list[float]] = {"empty": [], "sized": []}
         n = 0
         for side in ("empty", "sized", "sized", "empty"):
-            s, n = timed_batch(empty if side == "empty" else store, docs, embedder, grouped)
+            s, n = timed_batch(empty if side == "empty" else site, docs, embedder, grouped)
             seconds[side].append(s)
             log(f"ingest {n} chunks into the {side} store{' grouped' if grouped else ''}: {s:.2f} s beyond vectors")
         e, z = statistics.median(seconds["empty"]), statistics.median(seconds["sized"])
         shape = {"chunks": n, "seconds": seconds, "empty_chunks_per_s": n / e, "sized_chunks_per_s": n / z}
         out.update({**shape, "ratio": z / e} if not grouped else {"grouped": {**shape, "ratio": z / e}})
-    shutil.rmtree(empty, ignore_errors=True)
+    shutil.rmtree(empty.folder.parent, ignore_errors=True)
     return out
 
 
@@ -349,10 +380,10 @@ def queries(data: Path, n: int) -> list[str]:
     return mixed[:n]
 
 
-def bench_search(store: Path, inner: Embedder, qs: list[str], warmup: int) -> dict[str, Any]:
+def bench_search(site: Site, inner: Embedder, qs: list[str], warmup: int) -> dict[str, Any]:
     querying = StandInEmbedder(inner, time_queries=True)
     started = time.perf_counter()
-    with KnowledgeBase.open(settings_for(store), embedder=querying) as kb:  # type: ignore[arg-type]
+    with KnowledgeBase.open(site.settings(), embedder=querying) as kb:  # type: ignore[arg-type]
         open_s = time.perf_counter() - started
         for q in qs[:warmup]:
             kb.search(q, K, abstain=False)
@@ -373,17 +404,17 @@ def bench_search(store: Path, inner: Embedder, qs: list[str], warmup: int) -> di
     }
 
 
-def bench_follow(store: Path, inner: Embedder, reps: int) -> dict[str, Any]:
+def bench_follow(site: Site, inner: Embedder, reps: int) -> dict[str, Any]:
     """A reader's next search after another process wrote 3 chunks; and BM25 rebuilt from the store."""
     querying = StandInEmbedder(inner)
     refresh_ms, reopen_ms, listing_ms = [], [], []
-    with KnowledgeBase.open(settings_for(store, refresh_s=3600), embedder=querying) as kb:  # type: ignore[arg-type]
+    with KnowledgeBase.open(site.settings(refresh_s=3600), embedder=querying) as kb:  # type: ignore[arg-type]
         kb.search("cell growth factor", abstain=False)
         written = []
         for rep in range(reps):
             doc_id = f"follow-{rep}"
-            command = [sys.executable, "-m", "tests.kb.random_writes", str(store), doc_id, "3"]
-            subprocess.run(command, cwd=REPO, check=True)
+            command = [sys.executable, "-m", "tests.kb.random_writes", str(site.folder), doc_id, "3"]
+            subprocess.run(command, cwd=REPO, check=True, env={**os.environ, **site.env()})
             written.append(doc_id)
             result = kb.search("cell growth factor", abstain=False)
             refresh_ms.append(result.timings_ms["refresh"])
@@ -403,7 +434,7 @@ def bench_follow(store: Path, inner: Embedder, reps: int) -> dict[str, Any]:
         fresh.search("cell growth factor", 5)  # the matrix is built on the first search
         rebuild_s = time.perf_counter() - started
         started = time.perf_counter()
-        loaded = LexicalIndex.open(store / "bm25")
+        loaded = LexicalIndex.open(lexical_dir(site.settings()))
         loaded.search("cell growth factor", 5)
         load_s = time.perf_counter() - started
     return {
@@ -424,11 +455,9 @@ def memory(pid: int) -> dict[str, float]:
     return {"rss_mb": full.rss / 2**20, "pss_mb": full.pss / 2**20, "uss_mb": full.uss / 2**20}
 
 
-def bench_processes(
-    store: Path, qs: list[str], embedder: StandInEmbedder, trials: int, searches: int
-) -> dict[str, Any]:
+def bench_processes(site: Site, qs: list[str], embedder: StandInEmbedder, trials: int, searches: int) -> dict[str, Any]:
     """Two stdio servers on the store: cold start, memory, and how soon server 0 sees this process's writes."""
-    fleet = Fleet(store.parent, {"SEXTANT_LOG_LEVEL": "WARNING"})
+    fleet = Fleet(site.folder.parent, {"SEXTANT_LOG_LEVEL": "WARNING", **site.env()})
     cold, mem = [], []
     visible, write_s, refresh_ms = [], [], []
     try:
@@ -446,7 +475,7 @@ def bench_processes(
             server = fleet.servers[n]
             assert server is not None
             mem.append(memory(server.pid))
-        with KnowledgeBase.open(settings_for(store), embedder=embedder) as kb:  # type: ignore[arg-type]
+        with KnowledgeBase.open(site.settings(), embedder=embedder) as kb:  # type: ignore[arg-type]
             for trial in range(trials):
                 doc_id = f"visible-{trial}"
                 word = f"zyx{trial}quorble"
@@ -484,13 +513,14 @@ def bench_processes(
 # --- output ----------------------------------------------------------------------------------------------------
 
 
-def row_of(size: int, store: Path, result: dict[str, Any]) -> dict[str, Any]:
+def row_of(result: dict[str, Any], on_server: bool) -> dict[str, Any]:
     b, s, p = result["build"], result["search"]["stages_ms"], result["processes"]
     return {
         "chunks": b["chunks"],
         "documents": b["documents"],
         "real_documents": b["real_documents"],
-        "store": "embedded",
+        "store": "chroma-server" if on_server else "embedded",
+        "chroma_server_memory": p.get("server_memory"),
         "vector_source": VECTOR_SOURCE,
         "text": "BEIR SciFact + NFCorpus, then synthetic (sentences of both recombined, rare terms added)",
         "build_chunks_per_s_beyond_vectors": b["chunks_per_s_beyond_vectors"],
@@ -522,15 +552,16 @@ def row_of(size: int, store: Path, result: dict[str, Any]) -> dict[str, Any]:
 
 def markdown(rows: list[dict[str, Any]]) -> str:
     out = [
-        "| chunks | warm p50 / p95 ms | dense p95 | lexical p95 | fetch p95 | embed p95 | RSS / PSS MB | cold start s "
-        "| 1k ingest sized/empty (grouped) | new doc: write s, visible s | follow ms | BM25 rebuild s | disk MB |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| store | chunks | warm p50 / p95 ms | dense p95 | lexical p95 | fetch p95 | embed p95 | RSS / PSS MB "
+        "| cold start s | 1k ingest sized/empty (grouped) | new doc: write s, visible s | follow ms | BM25 rebuild s "
+        "| disk MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         st = r["warm_search_stages_ms"]
         grouped = f" ({r['ingest_1000_grouped_ratio']:.2f}x)" if "ingest_1000_grouped_ratio" in r else ""
         out.append(
-            f"| {r['chunks']:,} | {r['warm_search_p50_ms']:.1f} / {r['warm_search_p95_ms']:.1f} "
+            f"| {r['store']} | {r['chunks']:,} | {r['warm_search_p50_ms']:.1f} / {r['warm_search_p95_ms']:.1f} "
             f"| {st['dense']['p95']:.1f} | {st['lexical']['p95']:.1f} | {st['fetch']['p95']:.1f} "
             f"| {st['embed']['p95']:.1f} | {r['rss_mb']:.0f} / {r['pss_mb']:.0f} | {r['cold_start_s']:.1f} "
             f"| {r['ingest_1000_ratio']:.2f}x{grouped} | {r['ingest_one_document_s_median']:.2f}, "
@@ -651,11 +682,14 @@ def main() -> None:
     parser.add_argument("--extrapolate-to", type=int, default=1_000_000, help="labelled as extrapolated")
     parser.add_argument("--report", action="store_true", help="no measuring: the table, extrapolation and plot")
     parser.add_argument("--build-only", action="store_true", help="build (or reuse) the stores, measure nothing")
+    parser.add_argument(
+        "--chroma-server", action="store_true", help="measure replicas of a `chroma run` server serving a copy"
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--plot", type=Path)
     args = parser.parse_args()
     existing = json.loads(args.json.read_text()) if args.json and args.json.exists() else {"rows": []}
-    rows = {r["chunks_asked"]: r for r in existing["rows"] if "chunks_asked" in r}
+    rows = {(r["chunks_asked"], r["store"]): r for r in existing["rows"] if "chunks_asked" in r}
     if args.report:
         report(list(rows.values()), args)
         return
@@ -671,32 +705,54 @@ def main() -> None:
         if args.build_only:
             log(f"built {size}: {built['chunks_per_s_beyond_vectors']:.0f} chunks/s beyond vectors")
             continue
-        result: dict[str, Any] = {"load": os.getloadavg()[0], "build": built}
-        result["disk"] = disk(store)
-        result["search"] = bench_search(store, inner, qs[: args.warmup + args.queries], args.warmup)
-        log(f"search at {size}: {result['search']['stages_ms']['total']}")
-        result["follow"] = bench_follow(store, inner, args.follow)
-        log(f"follow at {size}: {result['follow']}")
-        result["ingest"] = bench_ingest(store, args.root, docs, embedder)
-        result["processes"] = bench_processes(store, qs[-40:], embedder, args.trials, 20)
-        row = row_of(size, store, result)
+        with served(args.root / f"{size}", args.chroma_server) as (site, server):
+            result: dict[str, Any] = {"load": os.getloadavg()[0], "build": built}
+            result["search"] = bench_search(site, inner, qs[: args.warmup + args.queries], args.warmup)
+            log(f"search at {size}: {result['search']['stages_ms']['total']}")
+            result["follow"] = bench_follow(site, inner, args.follow)
+            log(f"follow at {size}: {result['follow']}")
+            result["ingest"] = bench_ingest(site, args.root, docs, embedder)
+            result["processes"] = bench_processes(site, qs[-40:], embedder, args.trials, 20)
+            if server is not None:
+                result["processes"]["server_memory"] = memory(server.pid)
+            result["disk"] = disk(site.folder if server is None else args.root / f"{size}" / "served")
+        row = row_of(result, args.chroma_server)
         row["chunks_asked"] = size
         row["build"] = result["build"]
         row["raw"] = {k: result[k] for k in ("search", "follow", "ingest", "processes")}
-        rows[size] = row
+        rows[(size, row["store"])] = row
         report(list(rows.values()), args)
 
 
+@contextmanager
+def served(size_root: Path, on_server: bool) -> Iterator[tuple[Site, subprocess.Popen[bytes] | None]]:
+    """The embedded store of this size; or a ``chroma run`` server on a copy of it (made once, kept), with a
+    replica folder of this process's own, emptied first so that a replica starts as a new one does."""
+    if not on_server:
+        yield Site(size_root / "store"), None
+        return
+    data = size_root / "served"
+    if not data.exists():
+        shutil.copytree(size_root / "store", data, ignore=shutil.ignore_patterns("bm25*", "sextant.*", "originals"))
+    shutil.rmtree(size_root / "replica", ignore_errors=True)
+    proc, url = start_server(data, size_root / "chroma-server.log")
+    try:
+        yield Site(size_root / "replica" / "store", url), proc
+    finally:
+        stop_server(proc)
+
+
 def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
-    ordered = sorted(rows, key=lambda r: r["chunks"])
-    guess = extrapolate(ordered, args.extrapolate_to)
+    ordered = sorted(rows, key=lambda r: (r["store"], r["chunks"]))
+    embedded = [r for r in ordered if r["store"] == "embedded"]
+    guess = extrapolate(embedded, args.extrapolate_to)
     print(markdown(ordered), flush=True)
     if guess is not None:
         print(f"\nEXTRAPOLATED to {guess['chunks']:,} ({guess['method']}):", json.dumps(guess, indent=1), flush=True)
     if args.json:
         args.json.write_text(json.dumps({"rows": ordered, "extrapolated": guess}, indent=2) + "\n")
-    if args.plot and ordered:
-        plot(ordered, args.plot, guess)
+    if args.plot and embedded:
+        plot(embedded, args.plot, guess)
 
 
 if __name__ == "__main__":

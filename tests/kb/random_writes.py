@@ -36,8 +36,9 @@ def write_random(store: ChunkStore, indexes: DerivedIndexes, doc_id: str, chunks
 
 
 def main(folder: str, doc_id: str, chunks: str) -> None:
+    # The store is the folder's, or the Chroma server SEXTANT_CHROMA_URL names (the folder then holds the BM25 cache).
     settings = KbSettings(chroma_dir=Path(folder), _env_file=None)  # type: ignore[call-arg]
-    store = ChunkStore.open(path=settings.store_dir(), url=None, embedder=EMBEDDER, dim=DIM)
+    store = ChunkStore.for_settings(settings, EMBEDDER, DIM)
     try:
         write_random(
             store,
