@@ -11,7 +11,9 @@ Two paths:
 
 - ``embed``: ``Embedder.embed`` over every chunk at once, as ``sextant-kb-migrate`` does (64 at a time);
 - ``ingest``: ``KnowledgeBase.ingest`` document by document inside ``kb.batch()``, as ``sextant-ingest`` does:
-  each document's chunks are embedded together, so short documents make one request each whatever the batch.
+  each document's chunks are embedded together, so short documents make one request each whatever the batch;
+- ``ingest_many``: ``KnowledgeBase.ingest_many``, the bulk path: a group's chunks embedded together across its
+  documents, and written as one store write.
 
 Variants run in rounds, their order reversed every other round, so load on a shared machine falls on all alike;
 the median is reported.
@@ -50,7 +52,7 @@ from tests.kb.embedding_server_double import EmbeddingServerDouble, vector_of  #
 @dataclass
 class Variant:
     label: str
-    path: str  # "embed" or "ingest"
+    path: str  # "embed", "ingest" or "ingest_many"
     embedder: Callable[[], Embedder]
     latency_ms: float = 0.0
     seconds: list[float] = field(default_factory=list)
@@ -86,8 +88,12 @@ def _run(variant: Variant, double: EmbeddingServerDouble, docs: list[LoadedDocum
                 with KnowledgeBase.open(settings, embedder=embedder) as kb:
                     started = time.perf_counter()
                     with kb.batch():
-                        for i, doc in enumerate(docs):
-                            kb.ingest(f"d{i}", doc)
+                        if variant.path == "ingest_many":
+                            for _ in kb.ingest_many((f"d{i}", doc) for i, doc in enumerate(docs)):
+                                pass
+                        else:
+                            for i, doc in enumerate(docs):
+                                kb.ingest(f"d{i}", doc)
                     variant.seconds.append(time.perf_counter() - started)
                     variant.chunks = kb.stats().chunks
     finally:
@@ -125,6 +131,9 @@ def main() -> None:
             Variant(f"local {local.name} ({local.runtime} {local.precision})", "ingest", lambda: local),
             Variant("remote, batch 32", "ingest", remote(32)),
             Variant(f"remote +{args.latency:g} ms, batch 32", "ingest", remote(32), args.latency),
+            Variant(f"local {local.name} ({local.runtime} {local.precision})", "ingest_many", lambda: local),
+            Variant("remote, batch 32", "ingest_many", remote(32)),
+            Variant(f"remote +{args.latency:g} ms, batch 32", "ingest_many", remote(32), args.latency),
         ]
         for round_ in range(args.rounds):
             for variant in variants if round_ % 2 == 0 else variants[::-1]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any
@@ -197,12 +197,14 @@ class KnowledgeBase:
             doc,
             source=source,
             category=category,
-            progress=progress,
             original=original,
             file_hash=file_hash,
             reuse_vectors_of=reuse_vectors_of,
         )
-        return staged if isinstance(staged, IngestOutcome) else self._write([staged])[0]
+        if isinstance(staged, IngestOutcome):
+            return staged
+        self._embed([staged], progress)
+        return self._write([staged])[0]
 
     def ingest_many(
         self,
@@ -212,10 +214,10 @@ class KnowledgeBase:
         category: str = "",
         group_chunks: int = GROUP_CHUNKS,
     ) -> Iterator[IngestOutcome]:
-        """``ingest`` each ``(id, document)``, written in groups of about ``group_chunks`` chunks: one store write,
-        generation and journal entry per group rather than per document, which is what a bulk load pays for
-        (learning/scale.md). Yields the outcomes in order, each group's once it is written; an id met again
-        waits for the next group.
+        """``ingest`` each ``(id, document)``, in groups of about ``group_chunks`` chunks: the group's chunks embedded
+        together (a remote embedder's requests full, learning/embedders.md) and written as one store write, one
+        generation and one journal entry rather than one per document (learning/scale.md). Yields the outcomes in
+        order, each group's once it is written; an id met again waits for the next group.
 
         Raises:
             KnowledgeBaseError: as ``ingest``; the documents before the refused one are written and yielded first.
@@ -243,6 +245,7 @@ class KnowledgeBase:
     def _write_pending(self, pending: list[_Staged | IngestOutcome]) -> list[IngestOutcome]:
         """Write the staged documents of ``pending`` as one write; every outcome, in order."""
         staged = [p for p in pending if isinstance(p, _Staged)]
+        self._embed(staged)
         written = iter(self._write(staged) if staged else [])
         return [next(written) if isinstance(p, _Staged) else p for p in pending]
 
@@ -253,12 +256,11 @@ class KnowledgeBase:
         *,
         source: str = "",
         category: str = "",
-        progress: Progress | None = None,
         original: bytes | None = None,
         file_hash: str = "",
         reuse_vectors_of: str | None = None,
     ) -> _Staged | IngestOutcome:
-        """A document chunked and embedded, ready to write; or the outcome of one already stored as it is."""
+        """A document chunked, its reusable vectors found; or the outcome of one already stored as it is."""
         validate_document_id(doc_id)
         if not doc.text.strip():
             raise KnowledgeBaseError(f"{doc_id}: the document has no text to index")
@@ -315,21 +317,27 @@ class KnowledgeBase:
         reusable = [r for r in (previous, other) if r is not None]
         known = self._stored_vectors(reusable)
         vectors = np.zeros((len(chunks), self.embedder.dim), np.float32)
-        missing = [i for i, meta in enumerate(metas) if meta.dense_key not in known]
         for i, meta in enumerate(metas):
             if meta.dense_key in known:
                 vectors[i] = known[meta.dense_key]
-        for lo in range(0, len(missing), EMBED_BATCH):
-            part = missing[lo : lo + EMBED_BATCH]
-            vectors[part] = self.embedder.embed([dense_texts[i] for i in part])
-            if progress:
-                progress(min(lo + EMBED_BATCH, len(missing)), len(missing), f"embedding {doc_id}")
+        missing = tuple((i, dense_texts[i]) for i, meta in enumerate(metas) if meta.dense_key not in known)
         batch = ChunkBatch(texts=[c.text for c in chunks], metas=[m.to_chroma() for m in metas], vectors=vectors)
         added = [
             StoredChunk(cid, text, meta)
             for cid, text, meta in zip(record.chunk_ids(), batch.texts, batch.metas, strict=True)
         ]
-        return _Staged(record, batch, added, kept, doc, embedded=len(missing))
+        return _Staged(record, batch, added, kept, doc, missing)
+
+    def _embed(self, staged: Sequence[_Staged], progress: Progress | None = None) -> None:
+        """Fill in the vectors the staged documents still lack, ``EMBED_BATCH`` texts a call across documents
+        (a remote embedder pays a round trip per call, learning/embedders.md)."""
+        wanted = [(s.batch.vectors, i, text) for s in staged for i, text in s.missing]
+        for lo in range(0, len(wanted), EMBED_BATCH):
+            part = wanted[lo : lo + EMBED_BATCH]
+            for (vectors, i, _), vector in zip(part, self.embedder.embed([text for *_, text in part]), strict=True):
+                vectors[i] = vector
+            if progress:
+                progress(min(lo + EMBED_BATCH, len(wanted)), len(wanted), f"embedding {staged[0].record.id}")
 
     def _write(self, staged: list[_Staged]) -> list[IngestOutcome]:
         """Store the staged documents as one write (``ChunkStore.write_documents``); their outcomes, in order."""
@@ -350,7 +358,7 @@ class KnowledgeBase:
                 version=s.record.version,
                 skipped_pages=_skipped(s.doc),
                 ocr_pages=_ocr(s.doc),
-                embedded=s.embedded,
+                embedded=len(s.missing),
             )
             for s in staged
         ]
@@ -522,14 +530,14 @@ class KnowledgeBase:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Staged:
-    """A document chunked and embedded, not yet written: its record, chunks and what its outcome reports."""
+    """A document chunked, not yet embedded and written: its record, chunks and what its outcome reports."""
 
     record: DocumentRecord
     batch: ChunkBatch
     added: list[StoredChunk]
     original: bytes | None  # a PDF's bytes, kept for page images
     doc: LoadedDocument
-    embedded: int  # chunks embedded (the others kept an earlier version's vector)
+    missing: tuple[tuple[int, str], ...]  # the chunks to embed (row, text); the others keep an earlier vector
 
 
 def _repair_unless_clean(store: ChunkStore, lock: StoreLock) -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -395,3 +396,27 @@ def test_ingest_many_writes_what_came_before_a_refused_document(kb: KnowledgeBas
     with pytest.raises(KnowledgeBaseError, match="no text"):
         next(outcomes)
     assert [d.id for d in kb.documents()] == ["espresso"]
+
+
+class _CountingEmbedder:
+    """A spy at the model boundary: the real embedder, its ``embed`` calls counted."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.calls = inner, 0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def embed(self, texts: Sequence[str], **options: object) -> np.ndarray:
+        self.calls += 1
+        return self.inner.embed(texts)
+
+
+def test_ingest_many_embeds_a_group_s_chunks_together(settings: KbSettings, embedder: Embedder) -> None:
+    counting = _CountingEmbedder(embedder)
+    with KnowledgeBase.open(settings, embedder=counting) as kb:  # type: ignore[arg-type]
+        outcomes = list(kb.ingest_many((doc_id, _doc(text, doc_id)) for doc_id, text in HOUSEHOLD.items()))
+        assert [o.embedded for o in outcomes] == [1] * len(HOUSEHOLD)
+        assert counting.calls == 1  # five documents, one request
+        top = kb.search("descale the espresso machine", k=1, mode="dense").hits[0]
+        assert top.document_id == "espresso"
