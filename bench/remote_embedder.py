@@ -44,7 +44,7 @@ from sextant.kb.chunking import ChunkingConfig, chunk_document  # noqa: E402
 from sextant.kb.documents import LoadedDocument  # noqa: E402
 from sextant.kb.embed_remote import RemoteOptions, remote_model  # noqa: E402
 from sextant.kb.embeddings import Embedder, load_embedder, quiet_model_loading  # noqa: E402
-from sextant.kb.knowledge_base import KnowledgeBase  # noqa: E402
+from sextant.kb.knowledge_base import KnowledgeBase, ToIngest  # noqa: E402
 from sextant.settings import KbSettings  # noqa: E402
 from tests.kb.embedding_server_double import EmbeddingServerDouble, vector_of  # noqa: E402
 
@@ -89,7 +89,7 @@ def _run(variant: Variant, double: EmbeddingServerDouble, docs: list[LoadedDocum
                     started = time.perf_counter()
                     with kb.batch():
                         if variant.path == "ingest_many":
-                            for _ in kb.ingest_many((f"d{i}", doc) for i, doc in enumerate(docs)):
+                            for _ in kb.ingest_many(ToIngest(f"d{i}", doc) for i, doc in enumerate(docs)):
                                 pass
                         else:
                             for i, doc in enumerate(docs):

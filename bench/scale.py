@@ -72,9 +72,8 @@ sys.path.insert(0, str(REPO))
 
 from sextant.evals.beir import BeirDoc, read_corpus, read_queries  # noqa: E402
 from sextant.kb.derived_indexes import lexical_dir  # noqa: E402
-from sextant.kb.documents import LoadedDocument  # noqa: E402
 from sextant.kb.embeddings import Embedder, load_embedder, quiet_model_loading  # noqa: E402
-from sextant.kb.knowledge_base import KnowledgeBase  # noqa: E402
+from sextant.kb.knowledge_base import KnowledgeBase, ToIngest  # noqa: E402
 from sextant.kb.lexical import LexicalIndex  # noqa: E402
 from sextant.settings import KbSettings  # noqa: E402
 from tests.kb.store_fleet import Fleet  # noqa: E402
@@ -302,14 +301,14 @@ def bulk_block(
     state = {"chunks": 0, "documents": 0}
     upcoming = [first]
 
-    def feed() -> Iterator[tuple[str, LoadedDocument]]:
+    def feed() -> Iterator[ToIngest]:
         while state["chunks"] < chunks:
             doc = upcoming.pop()
-            yield doc.id, doc.as_document()
+            yield ToIngest(doc.id, doc.as_document(), source="scale")
             state["documents"] += 1
             upcoming.append(source.send(0)[0])
 
-    for outcome in kb.ingest_many(feed(), source="scale"):
+    for outcome in kb.ingest_many(feed()):
         state["chunks"] += outcome.chunks
     return state["chunks"], state["documents"], upcoming[0]
 
@@ -340,7 +339,7 @@ def timed_batch(site: Site, docs: list[BeirDoc], embedder: StandInEmbedder, grou
         started = time.perf_counter()
         with kb.batch():
             if grouped:
-                n = sum(o.chunks for o in kb.ingest_many(((d.id, d.as_document()) for d in docs), source="scale"))
+                n = sum(o.chunks for o in kb.ingest_many(ToIngest(d.id, d.as_document(), source="scale") for d in docs))
             else:
                 n = sum(kb.ingest(d.id, d.as_document(), source="scale").chunks for d in docs)
         seconds = time.perf_counter() - started - (embedder.seconds - e0)

@@ -33,10 +33,10 @@ from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.loader_sandbox import too_many_chars_reason
 from sextant.kb.originals import Originals, is_pdf
-from sextant.kb.refusal import KnowledgeBaseError
+from sextant.kb.refusal import KnowledgeBaseError, refused
 from sextant.kb.rerank import Reranker
 from sextant.kb.search import Searcher
-from sextant.kb.store import ChunkStore
+from sextant.kb.store import ChunkStore, StoreError
 from sextant.kb.store_journal import JournalEntry, StoreJournal
 from sextant.kb.store_lock import StoreLock
 from sextant.kb.stored import ChunkBatch, DocumentRecord, StoredChunk
@@ -207,47 +207,56 @@ class KnowledgeBase:
         return self._write([staged])[0]
 
     def ingest_many(
-        self,
-        documents: Iterable[tuple[str, LoadedDocument]],
-        *,
-        source: str = "",
-        category: str = "",
-        group_chunks: int = GROUP_CHUNKS,
+        self, items: Iterable[ToIngest], *, group_chunks: int = GROUP_CHUNKS, progress: Progress | None = None
     ) -> Iterator[IngestOutcome]:
-        """``ingest`` each ``(id, document)``, in groups of about ``group_chunks`` chunks: the group's chunks embedded
-        together (a remote embedder's requests full, learning/embedders.md) and written as one store write, one
-        generation and one journal entry rather than one per document (learning/scale.md). Yields the outcomes in
-        order, each group's once it is written; an id met again waits for the next group.
+        """``ingest`` each item, in groups of about ``group_chunks`` chunks: the group's chunks embedded together (a
+        remote embedder's requests full, learning/embedders.md) and written as one store write, one generation and
+        one journal entry rather than one per document (learning/scale.md). Yields one outcome per item, in order,
+        each group's once it is written; an id met again waits for the next group. A document refused (as
+        ``ingest`` would raise ``KnowledgeBaseError``) or in a group the store refused (``StoreError``: each of its
+        documents is as it was) is a refused outcome, and the rest goes on. ``progress`` hears of each group's
+        embedding.
 
         Raises:
-            KnowledgeBaseError: as ``ingest``; the documents before the refused one are written and yielded first.
-            StoreError: a group's write failed; each of its documents is as it was before it.
+            EmbedderError: the embedder failed; the groups before are written.
             StoreMigrated: the store was migrated to another embedder meanwhile (not followed in a bulk load).
         """
         pending: list[_Staged | IngestOutcome] = []
         chunks = 0
-        for doc_id, doc in documents:
-            if any(isinstance(p, _Staged) and p.record.id == doc_id for p in pending):
-                yield from self._write_pending(pending)
+        for item in items:
+            if any(isinstance(p, _Staged) and p.record.id == item.id for p in pending):
+                yield from self._write_pending(pending, progress)
                 pending, chunks = [], 0
             try:
-                staged = self._stage(doc_id, doc, source=source, category=category)
-            except KnowledgeBaseError:
-                yield from self._write_pending(pending)
-                raise
+                staged = self._stage(
+                    item.id,
+                    item.doc,
+                    source=item.source,
+                    category=item.category,
+                    original=item.original,
+                    file_hash=item.file_hash,
+                )
+            except KnowledgeBaseError as exc:
+                staged = refused(item.id, exc, title=item.doc.title)
             pending.append(staged)
             chunks += staged.record.chunk_count if isinstance(staged, _Staged) else 0
             if chunks >= group_chunks:
-                yield from self._write_pending(pending)
+                yield from self._write_pending(pending, progress)
                 pending, chunks = [], 0
-        yield from self._write_pending(pending)
+        yield from self._write_pending(pending, progress)
 
-    def _write_pending(self, pending: list[_Staged | IngestOutcome]) -> list[IngestOutcome]:
-        """Write the staged documents of ``pending`` as one write; every outcome, in order."""
+    def _write_pending(self, pending: list[_Staged | IngestOutcome], progress: Progress | None) -> list[IngestOutcome]:
+        """Embed and write the staged documents of ``pending`` as one write; every outcome, in order."""
         staged = [p for p in pending if isinstance(p, _Staged)]
-        self._embed(staged)
-        written = iter(self._write(staged) if staged else [])
-        return [next(written) if isinstance(p, _Staged) else p for p in pending]
+        written: list[IngestOutcome] = []
+        if staged:
+            self._embed(staged, progress)
+            try:
+                written = self._write(staged)
+            except StoreError as exc:
+                written = [refused(s.record.id, exc, title=s.record.title) for s in staged]
+        done = iter(written)
+        return [next(done) if isinstance(p, _Staged) else p for p in pending]
 
     def _stage(
         self,
@@ -337,7 +346,8 @@ class KnowledgeBase:
             for (vectors, i, _), vector in zip(part, self.embedder.embed([text for *_, text in part]), strict=True):
                 vectors[i] = vector
             if progress:
-                progress(min(lo + EMBED_BATCH, len(wanted)), len(wanted), f"embedding {staged[0].record.id}")
+                what = staged[0].record.id if len(staged) == 1 else f"{len(staged)} documents"
+                progress(min(lo + EMBED_BATCH, len(wanted)), len(wanted), f"embedding {what}")
 
     def _write(self, staged: list[_Staged]) -> list[IngestOutcome]:
         """Store the staged documents as one write (``ChunkStore.write_documents``); their outcomes, in order."""
@@ -526,6 +536,18 @@ class KnowledgeBase:
             followed_writes=self.indexes.followed,
             store_reloads=self.store.reloads,
         )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ToIngest:
+    """One document for ``ingest_many``, with what ``ingest`` takes beside it."""
+
+    id: str
+    doc: LoadedDocument
+    source: str = ""
+    category: str = ""
+    original: bytes | None = None  # the file's bytes: a PDF's are kept for page images
+    file_hash: str = ""  # SHA-256 of the file read from disk, for sync
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

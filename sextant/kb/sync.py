@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Literal
 
 from sextant.contract.results import IngestOutcome
-from sextant.kb.containers import parse_file, store_parts
+from sextant.kb.containers import ParsedFile, parse_file, store_parts
 from sextant.kb.document_ids import container_source, document_id_for, uri_safe_id
 from sextant.kb.documents import LoadedDocument
-from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
+from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, ToIngest
 from sextant.kb.loader_sandbox import BoundedParser
 from sextant.kb.loaders import folder_files
 from sextant.kb.refusal import REFUSALS, refusal_reason
@@ -236,6 +236,22 @@ def plan_for(kb: KnowledgeBase, roots: Sequence[Path], *, category: str = "") ->
     return replace(todo, unreadable=tuple(unreadable))
 
 
+def read_file(
+    parser: BoundedParser, path: Path, *, doc_id: str, source: str, category: str = ""
+) -> tuple[ToIngest, ParsedFile]:
+    """Read and parse (in the bounded worker) one file: the document to store, with the hash of the very bytes
+    parsed and the bytes kept (a PDF's, or an image's made a PDF, serve its page images); and what was parsed.
+
+    Raises:
+        LoadError: the file cannot be read or parsed, or is over a limit.
+    """
+    data = parser.read_file(path)
+    parsed = parse_file(parser, data, path.name)
+    original = parser.original(data, path.name)
+    item = ToIngest(doc_id, parsed.document, source, category, original=original, file_hash=file_hash(data))
+    return item, parsed
+
+
 def ingest_file(
     kb: KnowledgeBase,
     parser: BoundedParser,
@@ -246,28 +262,25 @@ def ingest_file(
     category: str = "",
     reuse_vectors_of: str | None = None,
 ) -> tuple[IngestOutcome, LoadedDocument]:
-    """Read, parse (in the bounded worker) and store one file, with the hash of the very bytes parsed.
+    """``read_file``, then store the document and its parts.
 
     Raises:
         LoadError: the file cannot be read or parsed, or is over a limit.
         KnowledgeBaseError, StoreError: as ``KnowledgeBase.ingest``; nothing stored is lost.
     """
-    data = parser.read_file(path)
-    parsed = parse_file(parser, data, path.name)
-    doc = parsed.document
-    # The bytes parsed are the bytes kept: a PDF's (or an image's, made a PDF) original serves its page images.
+    item, parsed = read_file(parser, path, doc_id=doc_id, source=source, category=category)
     outcome = kb.ingest(
         doc_id,
-        doc,
+        item.doc,
         source=source,
         category=category,
-        original=parser.original(data, path.name),
-        file_hash=file_hash(data),
+        original=item.original,
+        file_hash=item.file_hash,
         reuse_vectors_of=reuse_vectors_of,
     )
     if outcome.status != "unchanged":
         outcome.parts = store_parts(kb, parser, parsed, container_id=doc_id, source=source, category=category)
-    return outcome, doc
+    return outcome, item.doc
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from sextant.kb.document_ids import document_id_for
 from sextant.kb.documents import LoadedDocument, PageSpan, SectionSpan, SkippedPage, join_pages
 from sextant.kb.embeddings import Embedder
 from sextant.kb.fusion import RRF_K
-from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
+from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, ToIngest
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.search import feedback_vector
 from sextant.kb.store_journal import JournalEntry, StoreJournal
@@ -372,8 +372,8 @@ def test_a_version_written_by_another_process_meanwhile_is_replaced_in_the_index
 def test_ingest_many_writes_groups_and_yields_each_outcome_in_order(kb: KnowledgeBase) -> None:
     kb.ingest("kettle", _doc(HOUSEHOLD["kettle"], "Kettle"))
     generation = kb.store.generation
-    documents = [(doc_id, _doc(text, doc_id.title())) for doc_id, text in HOUSEHOLD.items()]
-    documents.insert(2, ("bees", _doc(BEES + " Feed syrup in autumn.", "Bees, second version")))
+    documents = [ToIngest(doc_id, _doc(text, doc_id.title())) for doc_id, text in HOUSEHOLD.items()]
+    documents.insert(2, ToIngest("bees", _doc(BEES + " Feed syrup in autumn.", "Bees, second version")))
     outcomes = list(kb.ingest_many(documents, group_chunks=3))
     assert [(o.id, o.status) for o in outcomes] == [
         ("espresso", "added"),
@@ -389,13 +389,45 @@ def test_ingest_many_writes_groups_and_yields_each_outcome_in_order(kb: Knowledg
     assert kb.search("feed syrup autumn", k=1).hits[0].document_id == "bees"
 
 
-def test_ingest_many_writes_what_came_before_a_refused_document(kb: KnowledgeBase) -> None:
-    documents = [("espresso", _doc(ESPRESSO, "Espresso")), ("empty", _doc("   ", "Empty")), ("bees", _doc(BEES, "B"))]
-    outcomes = kb.ingest_many(documents)
-    assert next(outcomes).id == "espresso"
-    with pytest.raises(KnowledgeBaseError, match="no text"):
-        next(outcomes)
-    assert [d.id for d in kb.documents()] == ["espresso"]
+def test_ingest_many_refuses_a_document_and_goes_on(kb: KnowledgeBase) -> None:
+    documents = [
+        ToIngest("espresso", _doc(ESPRESSO, "E")),
+        ToIngest("empty", _doc("   ", "Empty")),
+        ToIngest("bees", _doc(BEES, "B")),
+    ]
+    outcomes = list(kb.ingest_many(documents))
+    assert [(o.id, o.status) for o in outcomes] == [("espresso", "added"), ("empty", "refused"), ("bees", "added")]
+    assert "no text" in outcomes[1].reason
+    assert [d.id for d in kb.documents()] == ["bees", "espresso"]
+
+
+def test_ingest_many_refuses_a_group_the_store_refuses_and_goes_on(kb: KnowledgeBase) -> None:
+    kb.ingest("espresso", _doc(ESPRESSO, "Espresso care"))
+    generation = kb.store.generation
+    documents = [ToIngest(doc_id, _doc(text, doc_id.title())) for doc_id, text in HOUSEHOLD.items()]
+    upsert = kb.store._docs.upsert
+    calls = 0
+
+    def fails_once(**kwargs: object) -> None:  # fault injection at the storage boundary: the first record write
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise RuntimeError("disk full (injected)")
+        upsert(**kwargs)
+
+    kb.store._docs.upsert = fails_once  # type: ignore[method-assign]
+    outcomes = list(kb.ingest_many(documents, group_chunks=2))
+    assert [(o.id, o.status) for o in outcomes] == [
+        ("espresso", "refused"),  # its new version and the bees: one group, refused, each as it was
+        ("bees", "refused"),
+        ("kettle", "added"),
+        ("grinder", "added"),
+        ("garden", "added"),
+    ]
+    assert "disk full" in outcomes[0].reason
+    assert kb.document("espresso").title == "Espresso care"
+    assert kb.store.generation == generation + 2  # the two groups after the refused one
+    assert set(kb.lexical.ids()) == set(kb.store.chunk_ids())
 
 
 class _CountingEmbedder:
@@ -415,8 +447,11 @@ class _CountingEmbedder:
 def test_ingest_many_embeds_a_group_s_chunks_together(settings: KbSettings, embedder: Embedder) -> None:
     counting = _CountingEmbedder(embedder)
     with KnowledgeBase.open(settings, embedder=counting) as kb:  # type: ignore[arg-type]
-        outcomes = list(kb.ingest_many((doc_id, _doc(text, doc_id)) for doc_id, text in HOUSEHOLD.items()))
+        heard: list[tuple[int, int, str]] = []
+        documents = (ToIngest(doc_id, _doc(text, doc_id)) for doc_id, text in HOUSEHOLD.items())
+        outcomes = list(kb.ingest_many(documents, progress=lambda *said: heard.append(said)))
         assert [o.embedded for o in outcomes] == [1] * len(HOUSEHOLD)
         assert counting.calls == 1  # five documents, one request
+        assert heard == [(5, 5, "embedding 5 documents")]
         top = kb.search("descale the espresso machine", k=1, mode="dense").hits[0]
         assert top.document_id == "espresso"

@@ -1,11 +1,12 @@
 """``sextant-ingest PATH… [-r] [--category C]``: add files to the knowledge base;
 ``sextant-ingest --sync DIR… [--dry-run]``: make the store mirror folders (see ``sextant.kb.sync``).
 
-Each file is loaded, chunked, embedded and stored on its own: a file that cannot be read is refused
-with its reason and the batch goes on. A PDF page that cannot be read is left out, named with its reason,
-and the rest of the file is stored. Exits 1 when anything was refused. With ``SEXTANT_OVERVIEWS=on`` and a
-model configured (the agent's settings, with the ``[app]`` extras installed), it writes an overview of each
-new or changed document, stored as one more passage; ``--no-summaries`` skips that.
+Each file is loaded and chunked on its own, and the chunks of several files are embedded and stored together
+(``KnowledgeBase.ingest_many``): a file that cannot be read is refused with its reason and the batch goes on.
+A PDF page that cannot be read is left out, named with its reason, and the rest of the file is stored. Exits 1
+when anything was refused. With ``SEXTANT_OVERVIEWS=on`` and a model configured (the agent's settings, with the
+``[app]`` extras installed), it writes an overview of each new or changed document, stored as one more passage;
+``--no-summaries`` skips that.
 """
 
 from __future__ import annotations
@@ -23,15 +24,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sextant.contract.results import IngestOutcome, OcrPageInfo, SkippedPageInfo
 from sextant.kb.cli.web import ingest_addresses, is_address
+from sextant.kb.containers import ParsedFile, store_parts
 from sextant.kb.document_ids import document_id_for
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import EmbedderError
-from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
+from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError, ToIngest
 from sextant.kb.loader_sandbox import BoundedParser, ParseLimits
 from sextant.kb.loaders import count_types, describe_unreadable, folder_files
 from sextant.kb.refusal import REFUSALS, refusal_reason
 from sextant.kb.store import StoreError
-from sextant.kb.sync import Done, SyncError, apply, check_roots, ingest_file, plan_for
+from sextant.kb.sync import Done, SyncError, apply, check_roots, plan_for, read_file
 from sextant.llm.chat import ChatModel, ModelError
 from sextant.llm.factory import build_model
 from sextant.llm.overviews import write_overview
@@ -177,31 +179,49 @@ def ingest_paths(
     """Ingest each file, recording its outcome; one bad file never stops the batch.
 
     Files are parsed in a worker process under the SEXTANT_PARSE_* and SEXTANT_MAX_* limits, so a file that
-    stalls or exhausts memory is refused like any unreadable one.
+    stalls or exhausts memory is refused like any unreadable one. The documents go to ``kb.ingest_many``: the
+    chunks of several files are embedded in one request and written in one store write (learning/embedders.md,
+    learning/scale.md); a file refused by the store is refused with the others of its group, each as it was.
     """
     owners: dict[str, Path] = {}
+    read: dict[str, tuple[Path, ParsedFile]] = {}  # by id: the files parsed, until their outcome comes
     with BoundedParser(ParseLimits.from_settings(kb.settings)) as parser, _bar(console) as bar, kb.batch():
         task = bar.add_task("ingesting", total=len(files))
         parser.on_ocr_page = lambda name, page: bar.update(task, description=f"{name}: reading page {page} by OCR")
-        for path in files:
-            bar.update(task, description=path.name)
-            doc_id = document_id_for(path)
-            if doc_id in owners:
-                summary.refused.append((str(path), f"id {doc_id!r} is already taken by {owners[doc_id]} in this run"))
-                bar.advance(task)
-                continue
-            owners[doc_id] = path
-            try:
-                outcome, doc = ingest_file(
-                    kb, parser, path, doc_id=doc_id, source=str(path.resolve()), category=category
+
+        def documents() -> Iterator[ToIngest]:
+            for path in files:
+                bar.update(task, description=path.name)
+                doc_id = document_id_for(path)
+                if doc_id in owners:
+                    summary.refused.append(
+                        (str(path), f"id {doc_id!r} is already taken by {owners[doc_id]} in this run")
+                    )
+                    bar.advance(task)
+                    continue
+                owners[doc_id] = path
+                try:
+                    item, parsed = read_file(parser, path, doc_id=doc_id, source=str(path.resolve()), category=category)
+                except REFUSALS as exc:
+                    summary.refused.append((str(path), refusal_reason(exc)))
+                    bar.advance(task)
+                    continue
+                read[doc_id] = (path, parsed)
+                yield item
+
+        def embedding(done: int, total: int, what: str) -> None:
+            bar.update(task, description=f"{what}: {done} of {total} chunks")
+
+        for outcome in kb.ingest_many(documents(), progress=embedding):
+            path, parsed = read.pop(outcome.id)
+            if outcome.status not in ("unchanged", "refused"):
+                outcome.parts = store_parts(
+                    kb, parser, parsed, container_id=outcome.id, source=str(path.resolve()), category=category
                 )
-            except REFUSALS as exc:
-                summary.refused.append((str(path), refusal_reason(exc)))
-            else:
-                summary.add(str(path), outcome)
-                if outcome.status != "unchanged" and overviews is not None:
-                    bar.update(task, description=f"overview of {path.name}")
-                    summary.overviews += overviews.add(kb, doc_id, doc, outcome.version)
+            summary.add(str(path), outcome)
+            if outcome.status not in ("unchanged", "refused") and overviews is not None:
+                bar.update(task, description=f"overview of {path.name}")
+                summary.overviews += overviews.add(kb, outcome.id, parsed.document, outcome.version)
             bar.advance(task)
 
 
