@@ -192,15 +192,8 @@ class KnowledgeBase:
                 SEXTANT_MAX_DOCUMENT_CHARS or SEXTANT_MAX_CHUNKS_PER_DOCUMENT (checked before anything is written).
             StoreError: the store refused the write; the earlier version is intact.
         """
-        staged = self._stage(
-            doc_id,
-            doc,
-            source=source,
-            category=category,
-            original=original,
-            file_hash=file_hash,
-            reuse_vectors_of=reuse_vectors_of,
-        )
+        item = ToIngest(doc_id, doc, source, category, original, file_hash)
+        staged = self._stage(item, reuse_vectors_of=reuse_vectors_of)
         if isinstance(staged, IngestOutcome):
             return staged
         self._embed([staged], progress)
@@ -228,14 +221,7 @@ class KnowledgeBase:
                 yield from self._write_pending(pending, progress)
                 pending, chunks = [], 0
             try:
-                staged = self._stage(
-                    item.id,
-                    item.doc,
-                    source=item.source,
-                    category=item.category,
-                    original=item.original,
-                    file_hash=item.file_hash,
-                )
+                staged = self._stage(item)
             except KnowledgeBaseError as exc:
                 staged = refused(item.id, exc, title=item.doc.title)
             pending.append(staged)
@@ -258,18 +244,10 @@ class KnowledgeBase:
         done = iter(written)
         return [next(done) if isinstance(p, _Staged) else p for p in pending]
 
-    def _stage(
-        self,
-        doc_id: str,
-        doc: LoadedDocument,
-        *,
-        source: str = "",
-        category: str = "",
-        original: bytes | None = None,
-        file_hash: str = "",
-        reuse_vectors_of: str | None = None,
-    ) -> _Staged | IngestOutcome:
+    def _stage(self, item: ToIngest, *, reuse_vectors_of: str | None = None) -> _Staged | IngestOutcome:
         """A document chunked, its reusable vectors found; or the outcome of one already stored as it is."""
+        doc_id, doc, source, category = item.id, item.doc, item.source, item.category
+        original, file_hash = item.original, item.file_hash
         validate_document_id(doc_id)
         if not doc.text.strip():
             raise KnowledgeBaseError(f"{doc_id}: the document has no text to index")
