@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
 # Chunk-collection metadata set on the pair a migration replaced: a process still holding it stops there.
 MIGRATED_TO = "migrated_to"
+LISTING_PAGE = 10_000  # records read at once: SQLite refuses a statement with more than 32,766 variables
 
 
 class StoreMigrated(StoreError):
@@ -295,8 +296,13 @@ class ChunkStore:
 
     @_store_call
     def list_documents(self) -> list[DocumentRecord]:
-        got = self._docs.get(include=["metadatas"])
-        records = [record_from(i, m, "") for i, m in zip(got["ids"], got["metadatas"], strict=True)]
+        """Every document record, by id: the ids first, then their records in pages (one read of every record's
+        metadata fails in Chroma's SQLite past ~32k documents: "too many SQL variables", seen at 1M chunks)."""
+        ids = sorted(self._docs.get(include=[])["ids"])
+        records: list[DocumentRecord] = []
+        for lo in range(0, len(ids), LISTING_PAGE):
+            got = self._docs.get(ids=ids[lo : lo + LISTING_PAGE], include=["metadatas"])
+            records.extend(record_from(i, m, "") for i, m in zip(got["ids"], got["metadatas"], strict=True))
         return sorted(records, key=lambda r: r.id)
 
     @_store_call

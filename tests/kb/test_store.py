@@ -9,6 +9,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 
+from sextant.kb import store as store_module
 from sextant.kb.store import ChunkStore, StoreError
 from sextant.kb.stored import ChunkBatch, DocumentRecord
 
@@ -149,6 +150,15 @@ def test_a_group_write_refuses_an_id_twice(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="twice"):
         store.write_documents([(_record("a", 1, "1" * 64), _batch("a", 1, 1))] * 2)
     assert store.chunk_count() == 0
+
+
+def test_the_listing_reads_the_records_in_pages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # One read of every record's metadata fails past ~32k documents in Chroma's SQLite ("too many SQL variables").
+    monkeypatch.setattr(store_module, "LISTING_PAGE", 2)
+    store = _open(tmp_path)
+    store.write_documents([(_record(d, 1, f"{n}" * 64), _batch(d, 1, n)) for n, d in enumerate("edcba", start=1)])
+    assert [r.id for r in store.list_documents()] == ["a", "b", "c", "d", "e"]
+    assert {r.id: r.content_hash for r in store.list_documents()}["b"] == "4" * 64
 
 
 def test_repair_removes_chunks_of_no_live_version(tmp_path: Path) -> None:
