@@ -189,7 +189,7 @@ PROFILE_STAGES = {
     ("sextant/kb/chunking.py", "chunk_document"): "chunking (chunk_document)",
     ("sextant/kb/embeddings.py", "embed"): "embedding (Embedder.embed)",
     ("sextant/kb/store.py", "get_document"): "Chroma read (ChunkStore.get_document)",
-    ("sextant/kb/store.py", "write_document"): "Chroma write (ChunkStore.write_document)",
+    ("sextant/kb/store.py", "write_documents"): "Chroma write (ChunkStore.write_documents)",
     ("sextant/kb/lexical.py", "add"): "BM25 add (LexicalIndex.add)",
     ("sextant/kb/lexical.py", "save"): "BM25 save (LexicalIndex.save)",
     ("sextant/kb/content_hash.py", "content_hash"): "content hash",

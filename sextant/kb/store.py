@@ -286,24 +286,21 @@ class ChunkStore:
     @_store_call
     def live_chunk_ids(self, doc_ids: Iterable[str]) -> set[str]:
         """The chunk ids of the versions now stored of ``doc_ids`` (one read, whatever their number)."""
-        ids = sorted(set(doc_ids))
-        if not ids:
-            return set()
-        got = self._docs.get(ids=ids, include=["metadatas"])
-        return {
-            cid for i, m in zip(got["ids"], got["metadatas"], strict=True) for cid in record_from(i, m, "").chunk_ids()
-        }
+        return {cid for record in self._records(sorted(set(doc_ids))) for cid in record.chunk_ids()}
 
     @_store_call
     def list_documents(self) -> list[DocumentRecord]:
         """Every document record, by id: the ids first, then their records in pages (one read of every record's
         metadata fails in Chroma's SQLite past ~32k documents: "too many SQL variables", seen at 1M chunks)."""
-        ids = sorted(self._docs.get(include=[])["ids"])
+        return sorted(self._records(self._docs.get(include=[])["ids"]), key=lambda r: r.id)
+
+    def _records(self, doc_ids: Sequence[str]) -> list[DocumentRecord]:
+        """The records of ``doc_ids`` that exist (metadata only), read ``LISTING_PAGE`` at a time."""
         records: list[DocumentRecord] = []
-        for lo in range(0, len(ids), LISTING_PAGE):
-            got = self._docs.get(ids=ids[lo : lo + LISTING_PAGE], include=["metadatas"])
+        for lo in range(0, len(doc_ids), LISTING_PAGE):
+            got = self._docs.get(ids=list(doc_ids[lo : lo + LISTING_PAGE]), include=["metadatas"])
             records.extend(record_from(i, m, "") for i, m in zip(got["ids"], got["metadatas"], strict=True))
-        return sorted(records, key=lambda r: r.id)
+        return records
 
     @_store_call
     def chunk_count(self) -> int:
@@ -312,10 +309,6 @@ class ChunkStore:
     @_store_call
     def document_count(self) -> int:
         return int(self._docs.count())
-
-    def write_document(self, record: DocumentRecord, batch: ChunkBatch) -> Written:
-        """``write_documents`` of one document."""
-        return self.write_documents([(record, batch)])
 
     @_store_call
     def write_documents(self, documents: Sequence[tuple[DocumentRecord, ChunkBatch]]) -> Written:
@@ -343,8 +336,7 @@ class ChunkStore:
             ids.extend(record.chunk_ids())
         # By the records' ids, not a metadata query on the chunks: that one grows with the store (learning/scale.md).
         # Chunks a crashed write left under these ids are in no record; the next open's repair removes them.
-        before = self._docs.get(ids=doc_ids, include=["metadatas"])
-        old = [record_from(i, m, "") for i, m in zip(before["ids"], before["metadatas"], strict=True)]
+        old = self._records(doc_ids)
         replaced = [cid for record in old for cid in record.chunk_ids()]
         written: list[str] = []
         try:

@@ -13,7 +13,8 @@ it with its newer half (replaced atomically). A torn last line (a crash mid-appe
 
 The same run of entries tells an opening process whether the store can hold chunks of a write that died half-way
 (orphans): the entry of a check of the whole store (``ChunkStore.repair``) is marked clean, and while every write
-since has its entry, none died half-way, so the next open need not list every record again (6.7 s at 100k chunks).
+since has its entry, none died half-way, so the next open need not list every record again (an open at 100k
+chunks: 1.1-1.7 s with the listing, 0.33 s without, learning/scale.md).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ def write_random(store: ChunkStore, indexes: DerivedIndexes, doc_id: str, chunks
     texts = [f"{doc_id} chunk {i}" for i in range(chunks)]
     ids = [chunk_id(doc_id, content_hash, i) for i in range(chunks)]
     with indexes.writing():
-        written = store.write_document(record, ChunkBatch(texts, metas, vectors))
+        written = store.write_documents([(record, ChunkBatch(texts, metas, vectors))])
         added = [StoredChunk(*chunk) for chunk in zip(ids, texts, metas, strict=True)]
         indexes.commit(written.generation, written.replaced, added, vectors)
     return ids

@@ -48,9 +48,9 @@ def _open(path: Path, embedder: str = "test-embedder", dim: int = DIM) -> ChunkS
 
 def test_reingest_replaces_and_leaves_no_stale_chunks(tmp_path: Path) -> None:
     store = _open(tmp_path)
-    first = store.write_document(_record("manual", 11, "a" * 64), _batch("manual", 11, 1))
+    first = store.write_documents([(_record("manual", 11, "a" * 64), _batch("manual", 11, 1))])
     assert store.chunk_count() == 11 and first.replaced == ()
-    second = store.write_document(_record("manual", 1, "b" * 64), _batch("manual", 1, 2))
+    second = store.write_documents([(_record("manual", 1, "b" * 64), _batch("manual", 1, 2))])
     assert store.chunk_count() == 1
     assert set(second.replaced) == set(_record("manual", 11, "a" * 64).chunk_ids())
     assert second.generation == first.generation + 1
@@ -62,8 +62,8 @@ def test_reingest_replaces_and_leaves_no_stale_chunks(tmp_path: Path) -> None:
 def test_query_returns_cosine_best_first_and_filters_by_document(tmp_path: Path) -> None:
     store = _open(tmp_path)
     a, b = _batch("a", 5, 1), _batch("b", 5, 2)
-    store.write_document(_record("a", 5, "1" * 64), a)
-    store.write_document(_record("b", 5, "2" * 64), b)
+    store.write_documents([(_record("a", 5, "1" * 64), a)])
+    store.write_documents([(_record("b", 5, "2" * 64), b)])
     hits = store.query(a.vectors[3], 3)
     assert hits[0][0] == _record("a", 5, "1" * 64).chunk_ids()[3]
     assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
@@ -73,7 +73,7 @@ def test_query_returns_cosine_best_first_and_filters_by_document(tmp_path: Path)
 
 
 def test_a_store_refuses_another_embedder_and_says_how_to_reindex(tmp_path: Path) -> None:
-    _open(tmp_path).write_document(_record("a", 1, "1" * 64), _batch("a", 1, 1))
+    _open(tmp_path).write_documents([(_record("a", 1, "1" * 64), _batch("a", 1, 1))])
     with pytest.raises(StoreError, match="re-index") as exc:
         _open(tmp_path, embedder="other-model", dim=DIM)
     assert "test-embedder" in str(exc.value)
@@ -100,13 +100,13 @@ class _FailingUpserts:
 @pytest.mark.parametrize("fail_on", [1, 2])
 def test_a_failed_ingest_leaves_the_previous_version_intact(tmp_path: Path, fail_on: int) -> None:
     store = _open(tmp_path)
-    store.write_document(_record("doc", 3, "1" * 64), _batch("doc", 3, 1))
+    store.write_documents([(_record("doc", 3, "1" * 64), _batch("doc", 3, 1))])
     generation = store.generation
     # Chunks go in batches of one, so the second upsert is mid-document; the third is the record.
     store._batch_size = 1
     store._chunks = _FailingUpserts(store._chunks, fail_on)  # type: ignore[assignment]
     with pytest.raises(StoreError, match="rolled back"):
-        store.write_document(_record("doc", 4, "2" * 64), _batch("doc", 4, 2))
+        store.write_documents([(_record("doc", 4, "2" * 64), _batch("doc", 4, 2))])
     record = store.get_document("doc")
     assert record is not None and record.content_hash == "1" * 64
     assert store.chunk_count() == 3 and store.generation == generation
@@ -115,7 +115,7 @@ def test_a_failed_ingest_leaves_the_previous_version_intact(tmp_path: Path, fail
 
 def test_a_group_write_is_one_write_of_every_document(tmp_path: Path) -> None:
     store = _open(tmp_path)
-    store.write_document(_record("a", 2, "1" * 64), _batch("a", 2, 1))
+    store.write_documents([(_record("a", 2, "1" * 64), _batch("a", 2, 1))])
     generation = store.generation
     written = store.write_documents(
         [(_record("a", 3, "2" * 64), _batch("a", 3, 2)), (_record("b", 1, "3" * 64), _batch("b", 1, 3))]
@@ -133,7 +133,7 @@ def test_a_group_write_is_one_write_of_every_document(tmp_path: Path) -> None:
 
 def test_a_failed_group_write_leaves_every_document_as_it_was(tmp_path: Path) -> None:
     store = _open(tmp_path)
-    store.write_document(_record("a", 2, "1" * 64), _batch("a", 2, 1))
+    store.write_documents([(_record("a", 2, "1" * 64), _batch("a", 2, 1))])
     generation = store.generation
     store._docs = _FailingUpserts(store._docs, 1)  # type: ignore[assignment]  # the records, the commit point
     with pytest.raises(StoreError, match=r"2 documents .* rolled back"):
@@ -163,7 +163,7 @@ def test_the_listing_reads_the_records_in_pages(tmp_path: Path, monkeypatch: pyt
 
 def test_repair_removes_chunks_of_no_live_version(tmp_path: Path) -> None:
     store = _open(tmp_path)
-    store.write_document(_record("doc", 2, "1" * 64), _batch("doc", 2, 1))
+    store.write_documents([(_record("doc", 2, "1" * 64), _batch("doc", 2, 1))])
     # What a crash between the chunk writes and the record write leaves behind.
     orphan = _batch("doc", 2, 9)
     store._chunks.upsert(
@@ -176,8 +176,8 @@ def test_repair_removes_chunks_of_no_live_version(tmp_path: Path) -> None:
 
 def test_delete_removes_the_document_and_every_chunk(tmp_path: Path) -> None:
     store = _open(tmp_path)
-    store.write_document(_record("a", 4, "1" * 64), _batch("a", 4, 1))
-    store.write_document(_record("b", 2, "2" * 64), _batch("b", 2, 2))
+    store.write_documents([(_record("a", 4, "1" * 64), _batch("a", 4, 1))])
+    store.write_documents([(_record("b", 2, "2" * 64), _batch("b", 2, 2))])
     removed = store.delete_document("a")
     assert len(removed) == 4 and store.get_document("a") is None
     assert store.chunk_count() == 2 and [r.id for r in store.list_documents()] == ["b"]
@@ -204,7 +204,7 @@ class StoreMachine(RuleBasedStateMachine):
     @rule(doc_id=doc_ids, n=st.integers(min_value=0, max_value=6))
     def write(self, doc_id: str, n: int) -> None:
         self.seed += 1
-        self.store.write_document(_record(doc_id, n, f"{self.seed:064d}"), _batch(doc_id, n, self.seed))
+        self.store.write_documents([(_record(doc_id, n, f"{self.seed:064d}"), _batch(doc_id, n, self.seed))])
         self.model[doc_id] = (n, self.seed)
 
     @rule(doc_id=doc_ids)

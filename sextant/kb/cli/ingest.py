@@ -184,7 +184,7 @@ def ingest_paths(
     learning/scale.md); a file refused by the store is refused with the others of its group, each as it was.
     """
     owners: dict[str, Path] = {}
-    read: dict[str, tuple[Path, ParsedFile]] = {}  # by id: the files parsed, until their outcome comes
+    read: dict[str, tuple[Path, ToIngest, ParsedFile]] = {}  # by id: the files parsed, until their outcome comes
     with BoundedParser(ParseLimits.from_settings(kb.settings)) as parser, _bar(console) as bar, kb.batch():
         task = bar.add_task("ingesting", total=len(files))
         parser.on_ocr_page = lambda name, page: bar.update(task, description=f"{name}: reading page {page} by OCR")
@@ -206,22 +206,23 @@ def ingest_paths(
                     summary.refused.append((str(path), refusal_reason(exc)))
                     bar.advance(task)
                     continue
-                read[doc_id] = (path, parsed)
+                read[doc_id] = (path, item, parsed)
                 yield item
 
         def embedding(done: int, total: int, what: str) -> None:
             bar.update(task, description=f"{what}: {done} of {total} chunks")
 
         for outcome in kb.ingest_many(documents(), progress=embedding):
-            path, parsed = read.pop(outcome.id)
-            if outcome.status not in ("unchanged", "refused"):
+            path, item, parsed = read.pop(outcome.id)
+            stored = outcome.status not in ("unchanged", "refused")
+            if stored:
                 outcome.parts = store_parts(
-                    kb, parser, parsed, container_id=outcome.id, source=str(path.resolve()), category=category
+                    kb, parser, parsed, container_id=item.id, source=item.source, category=category
                 )
             summary.add(str(path), outcome)
-            if outcome.status not in ("unchanged", "refused") and overviews is not None:
+            if stored and overviews is not None:
                 bar.update(task, description=f"overview of {path.name}")
-                summary.overviews += overviews.add(kb, outcome.id, parsed.document, outcome.version)
+                summary.overviews += overviews.add(kb, item.id, item.doc, outcome.version)
             bar.advance(task)
 
 
