@@ -3,6 +3,7 @@ the vectors alone (what Chroma's HNSW insertion costs, without texts, metadata a
 
     python bench/chroma_upserts.py --store /tmp/scale/100000/store      # a copy is written to, never the store
     python bench/chroma_upserts.py                                      # a new empty store
+    python bench/chroma_upserts.py --fill 100000 --hnsw 4 16            # a store of 100k vectors, cheap HNSW
 
 1,050 chunks of ~140 words with the 13 metadata fields Sextant writes and unit vectors are upserted into the
 ``sextant_chunks`` collection as 50 calls of 21 chunks, as one call, or as one call of the vectors alone,
@@ -78,11 +79,26 @@ def timed(
     return seconds
 
 
+def fill(collection: Any, n: int, rng: np.random.Generator, batch: int = 5000) -> None:
+    """``n`` random unit vectors with ids and nothing else, in batches; prints how long it took."""
+    started = time.perf_counter()
+    for lo in range(0, n, batch):
+        vectors = rng.standard_normal((min(batch, n - lo), 384)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        collection.add(ids=[f"fill-{lo + i}" for i in range(len(vectors))], embeddings=list(vectors))
+    if n:
+        print(f"filled {n} vectors in {time.perf_counter() - started:.0f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", type=Path, help="a Sextant store folder to copy and write to (default: empty)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--in-place", action="store_true", help="write to --store itself, not a copy")
+    parser.add_argument("--fill", type=int, default=0, help="first add this many random vectors (no text), untimed")
+    parser.add_argument(
+        "--hnsw", type=int, nargs=2, metavar=("M", "EF"), help="a new collection's max_neighbors and ef_construction"
+    )
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="chroma-upserts-"))
     try:
@@ -90,9 +106,15 @@ def main() -> None:
         if args.store is not None and not args.in_place:
             shutil.copytree(args.store, path)
         client = chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
-        collection = client.get_or_create_collection("sextant_chunks", metadata={"hnsw:space": "cosine"})
-        print(f"{collection.count()} chunks in the store")
+        hnsw: dict[str, Any] = {"space": "cosine"}
+        if args.hnsw:
+            hnsw |= {"max_neighbors": args.hnsw[0], "ef_construction": args.hnsw[1]}
+        collection = client.get_or_create_collection(
+            "sextant_chunks", embedding_function=None, configuration={"hnsw": hnsw}
+        )
         rng = np.random.default_rng(54)
+        fill(collection, args.fill, rng)
+        print(f"{collection.count()} chunks in the store, HNSW {hnsw}")
         shapes = {"per document": (False, False), "one call": (True, False), "one call, vectors alone": (True, True)}
         seconds: dict[str, list[float]] = {shape: [] for shape in shapes}
         for r in range(args.rounds):

@@ -217,6 +217,7 @@ class Site:
     folder: Path
     url: str | None = None
     database: str | None = None
+    ann: str = "chroma"  # SEXTANT_ANN_INDEX: which index serves dense search
 
     def settings(self, refresh_s: float = 2.0) -> KbSettings:
         return KbSettings(
@@ -225,12 +226,14 @@ class Site:
             chroma_database=self.database,
             threads=1,
             lexical_refresh_s=refresh_s,
+            ann_index=self.ann,
             _env_file=None,
         )
 
     def env(self) -> dict[str, str]:
         """What a process started on this site is told, beside ``SEXTANT_CHROMA_DIR``."""
         named = {"SEXTANT_CHROMA_URL": self.url} if self.url else {}
+        named |= {"SEXTANT_ANN_INDEX": self.ann}
         return {**named, **({"SEXTANT_CHROMA_DATABASE": self.database} if self.database else {})}
 
 
@@ -352,7 +355,7 @@ def timed_batch(site: Site, docs: list[BeirDoc], embedder: StandInEmbedder, grou
 def bench_ingest(site: Site, scratch: Path, docs: list[BeirDoc], embedder: StandInEmbedder) -> dict[str, Any]:
     """The sized / empty ratio of the held-out ingest, one write per document (as ``sextant-ingest``) and grouped
     (``ingest_many``, the bulk path), each side alternated: empty, sized, sized, empty."""
-    empty = Site(scratch / "empty" / "store", site.url, "sextant-scale-empty" if site.url else None)
+    empty = Site(scratch / "empty" / "store", site.url, "sextant-scale-empty" if site.url else None, site.ann)
     shutil.rmtree(empty.folder.parent, ignore_errors=True)
     out: dict[str, Any] = {}
     for grouped in (False, True):
@@ -393,14 +396,27 @@ def bench_search(site: Site, inner: Embedder, qs: list[str], warmup: int) -> dic
             timings["wall"].append((time.perf_counter() - t0) * 1000)
             for stage in STAGES:
                 timings[stage].append(result.timings_ms.get(stage, 0.0))
+        recall = dense_recall(kb, querying, qs[warmup:]) if kb.ann is not None else None
     return {
         "queries": len(qs) - warmup,
         "open_s": open_s,
+        "dense_recall_at_10": recall,
         "stages_ms": {
             s: {"p50": percentile(v, 50), "p95": percentile(v, 95), "mean": statistics.fmean(v)}
             for s, v in timings.items()
         },
     }
+
+
+def dense_recall(kb: KnowledgeBase, querying: StandInEmbedder, qs: list[str], k: int = 10) -> float:
+    """Recall@k of the ANN index's dense list against exact search over every vector in the store."""
+    ids, xb = kb.chunk_vectors()
+    found = []
+    for q in qs:
+        vector = querying.vectors([q])[0]
+        exact = {ids[i] for i in np.argpartition(-(xb @ vector), k)[:k]}
+        found.append(len(exact & {cid for cid, _ in kb.ann.query(vector, k)}) / k)  # type: ignore[union-attr]
+    return statistics.fmean(found)
 
 
 def bench_follow(site: Site, inner: Embedder, reps: int) -> dict[str, Any]:
@@ -512,13 +528,14 @@ def bench_processes(site: Site, qs: list[str], embedder: StandInEmbedder, trials
 # --- output ----------------------------------------------------------------------------------------------------
 
 
-def row_of(result: dict[str, Any], on_server: bool) -> dict[str, Any]:
+def row_of(result: dict[str, Any], on_server: bool, ann: str) -> dict[str, Any]:
     b, s, p = result["build"], result["search"]["stages_ms"], result["processes"]
     return {
         "chunks": b["chunks"],
         "documents": b["documents"],
         "real_documents": b["real_documents"],
-        "store": "chroma-server" if on_server else "embedded",
+        "store": ("chroma-server" if on_server else "embedded") + ("" if ann == "chroma" else f", {ann} index"),
+        "dense_index": ann,
         "chroma_server_memory": p.get("server_memory"),
         "vector_source": VECTOR_SOURCE,
         "text": "BEIR SciFact + NFCorpus, then synthetic (sentences of both recombined, rare terms added)",
@@ -528,6 +545,7 @@ def row_of(result: dict[str, Any], on_server: bool) -> dict[str, Any]:
         "ingest_1000_ratio": result["ingest"]["ratio"],
         "ingest_1000_grouped_ratio": result["ingest"]["grouped"]["ratio"],
         "ingest_1000_grouped_sized_chunks_per_s": result["ingest"]["grouped"]["sized_chunks_per_s"],
+        "dense_recall_at_10": result["search"].get("dense_recall_at_10"),
         "warm_search_p50_ms": s["total"]["p50"],
         "warm_search_p95_ms": s["total"]["p95"],
         "warm_search_stages_ms": {k: {"p50": v["p50"], "p95": v["p95"]} for k, v in s.items()},
@@ -684,6 +702,9 @@ def main() -> None:
     parser.add_argument(
         "--chroma-server", action="store_true", help="measure replicas of a `chroma run` server serving a copy"
     )
+    parser.add_argument(
+        "--ann", default="chroma", help="SEXTANT_ANN_INDEX of every process measured (built from the store if absent)"
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--plot", type=Path)
     args = parser.parse_args()
@@ -704,8 +725,13 @@ def main() -> None:
         if args.build_only:
             log(f"built {size}: {built['chunks_per_s_beyond_vectors']:.0f} chunks/s beyond vectors")
             continue
-        with served(args.root / f"{size}", args.chroma_server) as (site, server):
+        with served(args.root / f"{size}", args.chroma_server, args.ann) as (site, server):
             result: dict[str, Any] = {"load": os.getloadavg()[0], "build": built}
+            if args.ann != "chroma":  # the first open builds the index from the store; later ones map it
+                started = time.perf_counter()
+                with KnowledgeBase.open(site.settings(), embedder=embedder):  # type: ignore[arg-type]
+                    result["dense_index_open_s"] = time.perf_counter() - started
+                log(f"{args.ann} index opened (built if absent) in {result['dense_index_open_s']:.0f} s")
             result["search"] = bench_search(site, inner, qs[: args.warmup + args.queries], args.warmup)
             log(f"search at {size}: {result['search']['stages_ms']['total']}")
             result["follow"] = bench_follow(site, inner, args.follow)
@@ -715,20 +741,21 @@ def main() -> None:
             if server is not None:
                 result["processes"]["server_memory"] = memory(server.pid)
             result["disk"] = disk(site.folder if server is None else args.root / f"{size}" / "served")
-        row = row_of(result, args.chroma_server)
+        row = row_of(result, args.chroma_server, args.ann)
         row["chunks_asked"] = size
         row["build"] = result["build"]
+        row["dense_index_open_s"] = result.get("dense_index_open_s")
         row["raw"] = {k: result[k] for k in ("search", "follow", "ingest", "processes")}
         rows[(size, row["store"])] = row
         report(list(rows.values()), args)
 
 
 @contextmanager
-def served(size_root: Path, on_server: bool) -> Iterator[tuple[Site, subprocess.Popen[bytes] | None]]:
+def served(size_root: Path, on_server: bool, ann: str) -> Iterator[tuple[Site, subprocess.Popen[bytes] | None]]:
     """The embedded store of this size; or a ``chroma run`` server on a copy of it (made once, kept), with a
     replica folder of this process's own, emptied first so that a replica starts as a new one does."""
     if not on_server:
-        yield Site(size_root / "store"), None
+        yield Site(size_root / "store", ann=ann), None
         return
     data = size_root / "served"
     if not data.exists():
@@ -736,7 +763,7 @@ def served(size_root: Path, on_server: bool) -> Iterator[tuple[Site, subprocess.
     shutil.rmtree(size_root / "replica", ignore_errors=True)
     proc, url = start_server(data, size_root / "chroma-server.log")
     try:
-        yield Site(size_root / "replica" / "store", url), proc
+        yield Site(size_root / "replica" / "store", url, ann=ann), proc
     finally:
         stop_server(proc)
 

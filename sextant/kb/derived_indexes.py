@@ -34,8 +34,9 @@ from sextant.settings import KbSettings
 
 log = logging.getLogger(__name__)
 
-# Every this-many-th refresh check compares chunk ids even when the store's counter and count match ours: two
-# writers that both stored generation g + 1 (a lost bump) and kept the count leave nothing else to notice.
+# On a Chroma server, every this-many-th refresh check compares chunk ids even when the store's counter and count
+# match ours: two writers on different machines that both stored generation g + 1 (a lost bump) and kept the count
+# leave nothing else to notice.
 FULL_DIFF_EVERY = 30
 FETCH_BATCH = 1000
 
@@ -85,6 +86,9 @@ class DerivedIndexes:
         self._checks = 0
         self._followed_unsaved = False  # a refresh changed the indexes; saved at the next write or at close
         self.followed = 0  # times another process's writes were followed
+        # Chroma's segments in this process miss other processes' writes: reopened before this process writes.
+        # Only with an ANN index: without one, Chroma's index serves dense search and is reopened at once.
+        self._segments_behind = False
         with lock.exclusive():
             self._seen = lock.changes()  # the change counter the indexes and the store's segments reflect
             # The store's (generation, chunk count) the indexes reflect; read before syncing, so a write by another
@@ -102,7 +106,8 @@ class DerivedIndexes:
         ann = None
         if settings.ann_index != "chroma":
             with lock.exclusive():
-                ann = LiveIndex.open(settings.ann_index, ann_dir(settings), store.dim, settings.ann_params())
+                params = settings.ann_params()
+                ann = LiveIndex.open(settings.ann_index, ann_dir(settings), store.dim, params, embedder=store.embedder)
         return cls(store, lexical, ann, policy, lock=lock, refresh_s=settings.lexical_refresh_s)
 
     # --- this process's writes ----------------------------------------------------------------
@@ -118,6 +123,9 @@ class DerivedIndexes:
         with self.shared.exclusive():
             if self.shared.changes() != self._seen:
                 self._catch_up(full=False)
+            if self._segments_behind:  # Chroma's write saves its vector index: it must hold the others' vectors
+                self.store.reload()
+                self._segments_behind = False
             self._seen = write = self.shared.bump()
             self._writes.append(_Write())
             try:
@@ -149,6 +157,9 @@ class DerivedIndexes:
         self._synced = (generation, self._synced[1] + len(added) - len(removed))
         if generation != expected:  # a client this machine cannot see wrote since our last sync: diff first
             self._catch_up(full=True)
+        if self.ann is not None:
+            # Saved at every write, even in a batch: the other processes follow the dense side from these files.
+            self.ann.save(self._synced[0])
         self._save()
 
     def save_followed(self) -> None:
@@ -178,13 +189,8 @@ class DerivedIndexes:
         the store's lock: another process may be loading these files."""
         if self._deferred_saves:
             return
-        generation = self._synced[0]
-        self.lexical.save(generation=generation)
+        self.lexical.save(generation=self._synced[0])
         self._followed_unsaved = False
-        if self.ann is not None:
-            if self.ann.needs_rebuild(self.store.chunk_count()):
-                self.ann.rebuild(*self.chunk_vectors())
-            self.ann.save(generation)
 
     # --- following other writers --------------------------------------------------------------
 
@@ -209,26 +215,33 @@ class DerivedIndexes:
                 return
             self._next_check = time.monotonic() + self.refresh_s
             self._checks += 1
-            self._catch_up(full=self._checks % FULL_DIFF_EVERY == 0)
+            # On a folder every writer takes the lock and notes its write; at 1M chunks a listing costs ~9 s.
+            self._catch_up(full=self.store.on_server and self._checks % FULL_DIFF_EVERY == 0)
 
     def _due(self) -> bool:
         return self.shared.changes() != self._seen or time.monotonic() >= self._next_check
 
     def _catch_up(self, *, full: bool) -> bool:
-        """Reopen the store's segments and diff the indexes against the live chunk ids when the store moved (or
-        only the diff, with ``full``); the caller holds the store's lock."""
+        """Follow the store's change since the indexes were synced (or diff BM25 against it anyway, with ``full``):
+        BM25 from the journal or a listing, the ANN index from its saved files; the caller holds the store's lock.
+        """
         seen = self.shared.changes()
         state = (self.store.generation, self.store.chunk_count())  # before the listing: never stamp too new
         moved = seen != self._seen or state != self._synced
         if not moved and not full:
             return False
         started = time.perf_counter()
-        reopened = moved and self.store.reload()
+        if self.ann is None:
+            reopened = moved and self.store.reload()
+        else:
+            reopened, self._segments_behind = False, self._segments_behind or moved
         entries = None if full else self.journal.since(self._seen, seen)
         if entries is not None and _explains(entries, self._synced, state):
             changed, how = self._follow_journal(entries), f"{len(entries)} journal entries"
         else:
             changed, how = self._follow(self._live_ids()), "every record listed"
+        if self.ann is not None:
+            changed = self._follow_ann(state[0]) or changed
         if changed or reopened:
             self.followed += 1
             log.info(
@@ -242,48 +255,37 @@ class DerivedIndexes:
         self._synced, self._seen = state, seen
         return changed
 
-    def _follow(self, live: list[str], *, ann: bool = True) -> bool:
-        """Make the indexes (BM25 alone, without ``ann``) hold exactly the ``live`` chunk ids: drop the others, fetch
-        and add the missing."""
-        follow_ann = self.ann if ann else None
+    def _follow(self, live: list[str]) -> bool:
+        """Make BM25 hold exactly the ``live`` chunk ids: drop the others, fetch and add the missing."""
         keep = set(live)
         in_lexical = set(self.lexical.ids())
-        in_ann = follow_ann.ids() if follow_ann is not None else keep
-        missing = [cid for cid in live if cid not in in_lexical or cid not in in_ann]
-        return self._apply(in_lexical - keep, in_ann - keep, missing, in_lexical, in_ann if follow_ann else None)
+        return self._apply(in_lexical - keep, [cid for cid in live if cid not in in_lexical], in_lexical)
 
     def _follow_journal(self, entries: Sequence[JournalEntry]) -> bool:
-        """Apply what other processes' writes did, as their journal entries say: no listing of the records."""
+        """Apply to BM25 what other processes' writes did, as their journal entries say: no listing of the records."""
         gone, new = net_change(entries)
         in_lexical = {cid for cid in (*gone, *new) if cid in self.lexical}
-        in_ann = self.ann.ids() if self.ann is not None else None
-        gone_ann = gone & in_ann if in_ann is not None else set()
-        return self._apply(gone & in_lexical, gone_ann, new, in_lexical, in_ann)
+        return self._apply(gone & in_lexical, new, in_lexical)
 
-    def _apply(
-        self,
-        gone_lexical: set[str],
-        gone_ann: set[str],
-        missing: list[str],
-        in_lexical: set[str],
-        in_ann: set[str] | None,
-    ) -> bool:
-        """Drop the gone ids from each index, fetch the missing chunks and add each to the index that lacks it
-        (``in_ann`` None: the ANN index is not followed)."""
-        self.lexical.remove(gone_lexical)
-        if in_ann is not None and self.ann is not None:
-            self.ann.remove(list(gone_ann))
+    def _apply(self, gone: set[str], missing: list[str], in_lexical: set[str]) -> bool:
+        """Drop the gone ids from BM25, fetch the missing chunks and add those it lacks."""
+        self.lexical.remove(gone)
         for lo in range(0, len(missing), FETCH_BATCH):
             # A chunk replaced since the listing is simply not found; the generation it moved shows next time.
-            chunks = self.store.get_chunks(missing[lo : lo + FETCH_BATCH], vectors=in_ann is not None)
-            lexical = [c for c in chunks if c.id not in in_lexical]
-            self.lexical.add([c.id for c in lexical], self._lexical_texts(lexical))
-            dense = [
-                (c.id, c.vector) for c in chunks if in_ann is not None and c.id not in in_ann and c.vector is not None
-            ]
-            if self.ann is not None and dense:
-                self.ann.add([cid for cid, _ in dense], np.stack([v for _, v in dense]))
-        return bool(gone_lexical or gone_ann or missing)
+            chunks = [c for c in self.store.get_chunks(missing[lo : lo + FETCH_BATCH]) if c.id not in in_lexical]
+            self.lexical.add([c.id for c in chunks], self._lexical_texts(chunks))
+        return bool(gone or missing)
+
+    def _follow_ann(self, generation: int) -> bool:
+        """Take up the ANN index's files as the last writer saved them; where they do not match the store's
+        ``generation`` (a writer died between the two, or wrote without this index: another machine, another
+        setting), diff the index against the store instead."""
+        assert self.ann is not None
+        changed = self.ann.reopen()
+        if self.ann.generation != generation:
+            self._repair_ann(generation)
+            changed = True
+        return changed
 
     # --- rebuilding -----------------------------------------------------------------------------
 
@@ -294,7 +296,7 @@ class DerivedIndexes:
         if len(self.lexical):
             # Behind or ahead of the store (a crash between the store's write and the cache's save; another process
             # saved what it had followed): follow by chunk id as a refresh does, tokenizing only what differs.
-            self._follow(self._live_ids(), ann=False)
+            self._follow(self._live_ids())
             how = "brought the BM25 index up to date with"
         else:
             self.lexical.clear()
@@ -309,9 +311,32 @@ class DerivedIndexes:
             return
         if self.ann.generation == self.store.generation and len(self.ann) == self.store.chunk_count():
             return
-        log.info("building the %s index from the store (%d chunks)", self.ann.kind, self.store.chunk_count())
-        self.ann.rebuild(*self.chunk_vectors())
-        self.ann.save(self.store.generation)
+        started = time.perf_counter()
+        if len(self.ann):
+            self._repair_ann(self.store.generation)
+        else:
+            self.ann.rebuild(*self.chunk_vectors())
+            self.ann.save(self.store.generation)
+        took = time.perf_counter() - started
+        log.info("built the %s index from the store (%d chunks) in %.1f s", self.ann.kind, len(self.ann), took)
+
+    def _repair_ann(self, generation: int) -> None:
+        """Make the ANN index hold exactly the store's live chunks (their vectors read from the store), and save it
+        at ``generation``. Costs a listing of every record: for a crash or a writer without this index."""
+        assert self.ann is not None
+        if self._segments_behind:
+            self.store.reload()
+            self._segments_behind = False
+        live = self._live_ids()
+        have = self.ann.ids()
+        self.ann.remove(have - set(live))
+        missing = [cid for cid in live if cid not in have]
+        for lo in range(0, len(missing), FETCH_BATCH):
+            chunks = self.store.get_chunks(missing[lo : lo + FETCH_BATCH], vectors=True)
+            dense = [(c.id, c.vector) for c in chunks if c.vector is not None]
+            if dense:
+                self.ann.add([cid for cid, _ in dense], np.stack([v for _, v in dense]))
+        self.ann.save(generation)
 
     def chunk_vectors(self, batch: int = 1000) -> tuple[list[str], npt.NDArray[np.float32]]:
         """Every live chunk id in the store and its vector (rows in the same order)."""

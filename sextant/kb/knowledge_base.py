@@ -356,7 +356,9 @@ class KnowledgeBase:
         ids = [cid for record in records for cid in record.chunk_ids()]
         known: dict[str, np.ndarray] = {}
         for lo in range(0, len(ids), FETCH_BATCH):
-            for chunk in self.store.get_chunks(ids[lo : lo + FETCH_BATCH], vectors=True):
+            # With an ANN index, its vectors: Chroma's segments here may not hold another process's latest write.
+            fetched = self.store.get_chunks(ids[lo : lo + FETCH_BATCH], vectors=self.ann is None)
+            for chunk in self.ann.attach(fetched) if self.ann is not None else fetched:
                 key = ChunkMeta.from_chroma(chunk.meta).dense_key  # empty on chunks stored before vectors were reused
                 if key and chunk.vector is not None:
                     known[key] = chunk.vector

@@ -94,7 +94,8 @@ class Searcher:
         self.refresh = refresh  # brings the caches (BM25, ANN) up to other writers' changes, if any
         self.store = store
         self.lexical = lexical
-        self.dense: RankedList = DenseList(store, ann)  # with ``ann``, from that index instead of Chroma's
+        self.ann = ann  # with it, dense search and the candidates' vectors come from that index, not Chroma's
+        self.dense: RankedList = DenseList(store, ann)
         self.bm25: RankedList = Bm25List(lexical)
         self.extra = list(extra)  # lists fused beside these two, each with its own weight (probes)
         self.reranker = reranker
@@ -220,7 +221,8 @@ class Searcher:
         lists were searched with, ``q`` or feedback's, whose cosines score fusion weighs."""
         read = read or {}
         ids = dict.fromkeys(cid for r in retrieved for cid, _ in r.ranked)
-        chunks = {c.id: c for c in self.store.get_chunks([i for i in ids if i not in read], vectors=True)}
+        fetched = self.store.get_chunks([i for i in ids if i not in read], vectors=self.ann is None)
+        chunks = {c.id: c for c in (self.ann.attach(fetched) if self.ann is not None else fetched)}
         # A document's record is its version's commit point: while a replacement is written, the new chunks are
         # stored before the record and the old ones removed after it. Only the version the record names is read.
         live = self.store.live_chunk_ids(c.doc_id for c in chunks.values())

@@ -153,6 +153,11 @@ class ChunkStore:
         return cls(client, str(meta.get("embedder")), int(meta.get("dim", 0)), collections)
 
     @property
+    def on_server(self) -> bool:
+        """A Chroma server's store: its other writers may be on other machines, which no lock or journal here sees."""
+        return self._reopen is None
+
+    @property
     def embedder(self) -> str:
         """The name of the embedder whose vectors this store holds."""
         return self._embedder

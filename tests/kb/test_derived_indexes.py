@@ -179,3 +179,28 @@ def test_a_write_that_left_no_true_journal_entry_is_followed_by_listing_the_reco
                 writer.store.delete_document("bees")  # the store changed, the entry says nothing
             assert kb.search("beekeeper queen honey", mode="lexical", abstain=False).hits == []
             assert listings == [1, 1] and kb.lexical.ids() == []
+
+
+def test_with_an_ann_index_another_process_s_write_is_followed_from_its_files_not_by_reopening_chroma(
+    flat: KbSettings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reopening Chroma's segments costs seconds at 1M chunks (learning/scale.md); with an ANN index the vectors
+    come from the files the writer saved, and the segments are reopened only before this process writes."""
+    monkeypatch.setenv("SEXTANT_ANN_INDEX", "flat")  # the other process's settings: the same index
+    with KnowledgeBase.open(flat, embedder=embedder) as kb:
+        kb.ingest("tea", LoadedDocument(text=TEA, title="Tea"))
+        assert kb.search("green tea temperature").hits
+        _write_from_another_process(flat, "bulk", 3)
+        found = kb.search("bulk chunk 2", abstain=False)
+        bulk = [h for h in found.hits if h.document_id == "bulk"]
+        assert bulk and all(h.scores.dense is not None for h in bulk)  # their vectors were read here
+        assert kb.store.reloads == 0 and kb.indexes.followed == 1
+        assert kb.ann is not None and len(kb.ann) == kb.store.chunk_count() == 4
+        vector = kb.ann.vectors([bulk[0].chunk_id])[bulk[0].chunk_id]
+        assert kb.ann.query(vector, 1)[0][0] == bulk[0].chunk_id
+        kb.ingest("bees", LoadedDocument(text=BEES, title="Bees"))  # a write: Chroma's copy must hold bulk's vectors
+        assert kb.store.reloads == 1
+    with KnowledgeBase.open(flat, embedder=embedder) as fresh:
+        ids = sorted(fresh.store.chunk_ids())
+        assert len(fresh.store.get_chunks(ids, vectors=True)) == len(ids) == 5
+        assert fresh.ann is not None and fresh.ann.ids() == set(ids)

@@ -55,8 +55,8 @@ def create(kind: str, dim: int, metric: Metric = "ip", **params: Any) -> AnnInde
     return index_class(kind)(dim, metric, **params)  # type: ignore[call-arg]
 
 
-def load(folder: Path) -> AnnIndex:
-    """Whatever index ``folder`` holds.
+def load(folder: Path, *, mmap: bool = False) -> AnnIndex:
+    """Whatever index ``folder`` holds (its arrays mapped read-only with ``mmap``).
 
     Raises:
         IndexFormatError: nothing readable there.
@@ -65,4 +65,4 @@ def load(folder: Path) -> AnnIndex:
         kind = json.loads((folder / "meta.json").read_text(encoding="utf-8"))["kind"]
     except (OSError, ValueError, KeyError) as exc:
         raise IndexFormatError(f"no saved index at {folder}: {exc}") from exc
-    return index_class(kind).load(folder)
+    return index_class(kind).load(folder, mmap=mmap)

@@ -51,8 +51,9 @@ class AnnIndex(Protocol):
         """Write the index to ``folder`` (replaced if present)."""
 
     @classmethod
-    def load(cls, folder: Path) -> Self:
-        """Read an index written by ``save``."""
+    def load(cls, folder: Path, *, mmap: bool = False) -> Self:
+        """Read an index written by ``save``; with ``mmap``, its arrays mapped read-only (search only: processes
+        that map one file share its pages)."""
         ...
 
     def __len__(self) -> int: ...
@@ -144,8 +145,8 @@ def write_folder(folder: Path, kind: str, meta: dict[str, Any], arrays: dict[str
     shutil.rmtree(old, ignore_errors=True)
 
 
-def read_folder(folder: Path, kind: str) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]]:
-    """``meta.json`` and every array of a folder written by ``write_folder``.
+def read_folder(folder: Path, kind: str, *, mmap: bool = False) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]]:
+    """``meta.json`` and every array of a folder written by ``write_folder``, mapped read-only with ``mmap``.
 
     Raises:
         IndexFormatError: missing, of another kind, or written by a newer format.
@@ -158,5 +159,6 @@ def read_folder(folder: Path, kind: str) -> tuple[dict[str, Any], dict[str, npt.
         raise IndexFormatError(f"{folder} holds a {meta.get('kind')!r} index, not {kind!r}")
     if int(meta.get("format", 0)) != FORMAT_VERSION:
         raise IndexFormatError(f"{folder} has format {meta.get('format')}; this version reads {FORMAT_VERSION}")
-    arrays = {p.stem: np.load(p, allow_pickle=False) for p in folder.glob("*.npy")}
+    mode: Literal["r"] | None = "r" if mmap else None
+    arrays = {p.stem: np.load(p, mmap_mode=mode, allow_pickle=False) for p in folder.glob("*.npy")}
     return meta, arrays

@@ -118,8 +118,9 @@ class FlatIndex:
         write_folder(folder, self.kind, {"metric": self.metric, "dim": self.dim}, {"xb": self.xb, "ids": self.ids})
 
     @classmethod
-    def load(cls, folder: Path) -> Self:
-        meta, arrays = read_folder(folder, cls.kind)
+    def load(cls, folder: Path, *, mmap: bool = False) -> Self:
+        """(Copied into memory even with ``mmap``: a flat index's rows move on removal.)"""
+        meta, arrays = read_folder(folder, cls.kind, mmap=mmap)
         index = cls(int(meta["dim"]), meta["metric"])
         index.add(arrays["xb"], arrays["ids"])
         return index

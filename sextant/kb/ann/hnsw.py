@@ -67,7 +67,8 @@ class HNSWIndex:
         self._count_up = np.zeros(0, np.int32)
         self._up_used = 0
         self._state = np.array([-1, -1], np.int64)  # entry point, top layer
-        self._node: dict[int, int] = {}
+        self._removed = 0
+        self._node_of: dict[int, int] | None = {}  # label -> node; None: not built yet (a mapped index)
 
     @classmethod
     def build(cls, xb: FloatArray, ids: IdArray, metric: Metric = "ip", **params: Any) -> Self:
@@ -79,11 +80,19 @@ class HNSWIndex:
         return {"M": self.M, "ef_construction": self.ef_construction, "ef_search": self.ef_search, "seed": self.seed}
 
     def __len__(self) -> int:
-        return len(self._node)
+        return self._n - self._removed
 
     @property
     def deleted_count(self) -> int:
-        return self._n - len(self._node)
+        return self._removed
+
+    @property
+    def _node(self) -> dict[int, int]:
+        """Label -> node of the live nodes, built on first need: an index mapped for search never needs it."""
+        if self._node_of is None:
+            live = np.flatnonzero(~self._deleted[: self._n])
+            self._node_of = dict(zip(self._labels[live].tolist(), live.tolist(), strict=True))
+        return self._node_of
 
     def add(self, xb: FloatArray, ids: IdArray) -> None:
         """Insert vectors one by one (Algorithm 1).
@@ -183,6 +192,7 @@ class HNSWIndex:
     def remove(self, ids: IdArray) -> int:
         nodes = [self._node.pop(int(i)) for i in np.asarray(ids).reshape(-1) if int(i) in self._node]
         self._deleted[nodes] = True
+        self._removed += len(nodes)
         if self.deleted_count * 2 > self._n:
             self._rebuild()
         return len(nodes)
@@ -209,15 +219,15 @@ class HNSWIndex:
         write_folder(folder, self.kind, meta, arrays)
 
     @classmethod
-    def load(cls, folder: Path) -> Self:
-        meta, a = read_folder(folder, cls.kind)
+    def load(cls, folder: Path, *, mmap: bool = False) -> Self:
+        meta, a = read_folder(folder, cls.kind, mmap=mmap)
         index = cls(int(meta["dim"]), meta["metric"], **meta["params"])
         index._xb, index._labels, index._levels, index._deleted = a["xb"], a["labels"], a["levels"], a["deleted"]
         index._links0, index._count0, index._up_row = a["links0"], a["count0"], a["up_row"]
         index._links_up, index._count_up = a["links_up"], a["count_up"]
         index._n, index._up_used, index._inserted = a["xb"].shape[0], a["links_up"].shape[0], int(meta["inserted"])
         index._state = np.array([meta["entry"], meta["top_layer"]], np.int64)
-        index._node = {int(label): node for node, label in enumerate(a["labels"]) if not a["deleted"][node]}
+        index._removed, index._node_of = int(np.count_nonzero(a["deleted"])), None
         return index
 
     def nbytes(self) -> int:

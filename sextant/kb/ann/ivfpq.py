@@ -157,8 +157,8 @@ class IVFPQIndex:
         write_folder(folder, self.kind, meta, arrays)
 
     @classmethod
-    def load(cls, folder: Path) -> Self:
-        meta, a = read_folder(folder, cls.kind)
+    def load(cls, folder: Path, *, mmap: bool = False) -> Self:
+        meta, a = read_folder(folder, cls.kind, mmap=mmap)
         index = cls(int(meta["dim"]), meta["metric"], **meta["params"])
         index.centroids, index.pq.codebooks, index.offsets = a["centroids"], a["codebooks"], a["offsets"]
         index.rows = {name: a[name] for name in cls.ROW_ARRAYS}

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
 import pytest
 
+from sextant.kb.ann.live import LiveIndex
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
@@ -73,3 +77,81 @@ def test_dense_search_follows_another_clients_writes(settings: KbSettings, embed
         ingest.forget("espresso")
         after = server.search("descale the espresso machine", k=5, mode="dense", abstain=False)
         assert {h.document_id for h in after.hits} == {"bees"} and len(server.ann) == server.store.chunk_count()
+
+
+PARAMS = {"M": 8, "ef_search": 64, "nlist": 0, "nprobe": 16, "pq_m": 8, "oversample": 8}
+
+
+def _unit(rows: int, seed: int, dim: int = 16) -> np.ndarray:
+    x = np.random.default_rng(seed).standard_normal((rows, dim)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _exact(ids: list[str], xb: np.ndarray, q: np.ndarray, n: int) -> list[str]:
+    return [ids[i] for i in np.argsort(-(xb @ q))[:n]]
+
+
+def test_another_process_follows_a_write_by_reading_only_the_new_files(tmp_path: Path) -> None:
+    writer = LiveIndex.open("hnsw", tmp_path, 16, PARAMS)
+    writer.add([f"a{i}" for i in range(30)], _unit(30, 1))
+    writer.save(1)
+    reader = LiveIndex.open("hnsw", tmp_path, 16, PARAMS)  # another process, as far as the files go
+    assert reader.generation == 1 and reader.ids() == writer.ids() and not reader.reopen()
+    writer.remove(["a3", "a4"])
+    writer.add(["b0", "a5"], _unit(2, 2))  # a5 indexed again: its first row is dead
+    writer.save(2)
+    assert reader.reopen() and reader.generation == 2
+    assert reader.ids() == writer.ids() == {f"a{i}" for i in range(30)} - {"a3", "a4"} | {"b0"}
+    np.testing.assert_array_equal(reader.vectors(["a5"])["a5"], _unit(2, 2)[1])
+    assert len(list(tmp_path.glob("delta-*.npz"))) == 2 and len(list(tmp_path.glob("dead-*.npy"))) == 1
+
+
+def test_deltas_merge_into_a_mapped_base_that_answers_as_exact_search(tmp_path: Path) -> None:
+    index = LiveIndex("hnsw", tmp_path, 16, PARAMS, merge_rows=100)
+    ids, xb = [f"c{i}" for i in range(250)], _unit(250, 3)
+    for lo in range(0, 250, 25):  # ten writes: deltas, merged into the base once they hold 100 rows
+        index.add(ids[lo : lo + 25], xb[lo : lo + 25])
+        index.save(lo)
+    index.remove(ids[:10])
+    index.save(300)
+    bases = list(tmp_path.glob("base-*"))
+    assert len(bases) == 1 and 0 < len(index._delta_ids) < 100
+    reopened = LiveIndex.open("hnsw", tmp_path, 16, PARAMS)
+    assert reopened._base is not None and isinstance(reopened._base.vectors, np.memmap)
+    assert reopened.ids() == set(ids[10:]) and len(reopened) == 240
+    live_ids, live_xb = ids[10:], xb[10:]
+    for q in _unit(20, 4):
+        found = [cid for cid, _ in reopened.query(q, 5)]
+        assert found == _exact(live_ids, live_xb, q, 5)  # 240 vectors: the graph finds the exact neighbours
+    allowed = set(ids[100:120])
+    only = reopened.query(xb[0], 3, allowed)
+    assert [cid for cid, _ in only] == _exact(ids[100:120], xb[100:120], xb[0], 3)
+
+
+def test_half_the_rows_dead_builds_the_base_again_from_the_vectors_it_keeps(tmp_path: Path) -> None:
+    index = LiveIndex("flat", tmp_path, 16, PARAMS, merge_rows=50)
+    ids, xb = [f"d{i}" for i in range(60)], _unit(60, 5)
+    index.add(ids, xb)
+    index.save(1)
+    first = next(tmp_path.glob("base-*")).name
+    index.remove(ids[:40])
+    index.save(2)
+    assert [p.name for p in tmp_path.glob("base-*")] != [first] and index._offset == 20 and not index._dead
+    assert index.ids() == set(ids[40:])
+    np.testing.assert_array_equal(index.vectors(["d45"])["d45"], xb[45])
+
+
+def test_a_folder_of_the_first_format_opens_empty_and_its_files_go_at_the_first_save(tmp_path: Path) -> None:
+    (tmp_path / "chunks.json").write_text('{"format": 1}', encoding="utf-8")
+    (tmp_path / "hnsw").mkdir()
+    index = LiveIndex.open("hnsw", tmp_path, 16, PARAMS)
+    assert index.generation == -1 and len(index) == 0
+    index.add(["e0"], _unit(1, 6))
+    index.save(3)
+    assert {p.name for p in tmp_path.iterdir()} == {"manifest.json", *index._deltas}
+    assert len(LiveIndex.open("hnsw", tmp_path, 16, PARAMS)) == 1
+    for other in (
+        LiveIndex.open("hnsw", tmp_path, 16, {**PARAMS, "M": 12}),  # other parameters
+        LiveIndex.open("hnsw", tmp_path, 16, PARAMS, embedder="another model"),  # vectors of a migrated store
+    ):
+        assert other.generation == -1 and len(other) == 0
