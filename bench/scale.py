@@ -640,7 +640,10 @@ def extrapolate(rows: list[dict[str, Any]], to: int) -> dict[str, Any] | None:
     return out
 
 
-def plot(rows: list[dict[str, Any]], path: Path, guess: dict[str, Any] | None = None) -> None:
+def plot(
+    rows: list[dict[str, Any]], path: Path, guess: dict[str, Any] | None = None, others: Sequence[dict[str, Any]] = ()
+) -> None:
+    """The embedded store's ``rows`` as lines; ``others`` (the same store served by another dense index) as stars."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -667,6 +670,11 @@ def plot(rows: list[dict[str, Any]], path: Path, guess: dict[str, Any] | None = 
                     color=line.get_color(),
                     label=f"{label}, extrapolated",
                 )
+            for other in others:
+                index = other["store"].removeprefix("embedded, ")
+                ax.plot(
+                    [other["chunks"]], [other[key]], marker="*", markersize=11, linestyle="", label=f"{label}, {index}"
+                )
         ax.axhline(goal, color="red", linestyle="--", label=f"goal at 1M: {goal}")
         ax.set_xscale("log")
         ax.set_xlabel("chunks in the store")
@@ -680,7 +688,7 @@ def plot(rows: list[dict[str, Any]], path: Path, guess: dict[str, Any] | None = 
     inset.set_title("p95 by stage", fontsize=7)
     inset.tick_params(labelsize=6)
     inset.legend(fontsize=5)
-    fig.suptitle("Sextant embedded store by size (stand-in vectors; 2 shared cores; hollow = extrapolated)")
+    fig.suptitle("Sextant embedded store by size (stand-in vectors; 2 shared cores; stars: dense from our index)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -778,7 +786,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
     if args.json:
         args.json.write_text(json.dumps({"rows": ordered, "extrapolated": guess}, indent=2) + "\n")
     if args.plot and embedded:
-        plot(embedded, args.plot, guess)
+        plot(embedded, args.plot, guess, [r for r in ordered if r["store"].startswith("embedded, ")])
 
 
 if __name__ == "__main__":
