@@ -237,13 +237,12 @@ class Site:
         return {**named, **({"SEXTANT_CHROMA_DATABASE": self.database} if self.database else {})}
 
 
-def settings_for(store: Path, refresh_s: float = 2.0) -> KbSettings:
-    return Site(store).settings(refresh_s)
-
-
-def build(root: Path, size: int, data: Path, real_chunks: int, embedder: StandInEmbedder) -> dict[str, Any]:
+def build(
+    root: Path, size: int, data: Path, real_chunks: int, embedder: StandInEmbedder, ann: str = "chroma"
+) -> dict[str, Any]:
     """The store of ``size`` chunks (at least), built once: a copy of the largest smaller store already built,
-    grown by the same document sequence. Its build record is kept beside it."""
+    grown by the same document sequence. Its build record is kept beside it. Built with ``ann``'s index, a new
+    store is made for it (its Chroma index minimal: ``ChunkStore.dense_index``)."""
     store = root / f"{size}" / "store"
     record = store.parent / "build.json"
     if record.exists():
@@ -259,7 +258,7 @@ def build(root: Path, size: int, data: Path, real_chunks: int, embedder: StandIn
     started = time.perf_counter()
     blocks = list(done["blocks"])
     docs, real = done["documents"], done["real_documents"]
-    with KnowledgeBase.open(settings_for(store), embedder=embedder) as kb:  # type: ignore[arg-type]
+    with KnowledgeBase.open(Site(store, ann=ann).settings(), embedder=embedder) as kb:  # type: ignore[arg-type]
         source = corpus_for(data, real_chunks)
         doc, is_real = next(source)
         for skipped in range(1, docs + 1):  # the documents the copied store already holds
@@ -729,7 +728,7 @@ def main() -> None:
     for size in args.sizes:
         store = args.root / f"{size}" / "store"
         log(f"size {size}: building (or reusing) {store}")
-        built = build(args.root, size, args.data, args.real_chunks, embedder)
+        built = build(args.root, size, args.data, args.real_chunks, embedder, args.ann)
         if args.build_only:
             log(f"built {size}: {built['chunks_per_s_beyond_vectors']:.0f} chunks/s beyond vectors")
             continue

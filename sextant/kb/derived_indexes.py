@@ -105,11 +105,13 @@ class DerivedIndexes:
     ) -> DerivedIndexes:
         """The indexes ``settings`` asks for over ``store``, the ANN one saved beside the BM25 cache."""
         lock = StoreLock.for_folder(lock_folder(settings))
-        ann = None
-        if settings.ann_index != "chroma":
+        ann, kind = None, str(settings.ann_index)
+        if kind == "chroma" and store.dense_index:
+            kind = store.dense_index
+            log.info("this store was created for SEXTANT_ANN_INDEX=%s (Chroma's index is minimal): using it", kind)
+        if kind != "chroma":
             with lock.exclusive():
-                params = settings.ann_params()
-                ann = LiveIndex.open(settings.ann_index, ann_dir(settings), store.dim, params, embedder=store.embedder)
+                ann = LiveIndex.open(kind, ann_dir(settings), store.dim, settings.ann_params(), embedder=store.embedder)
         return cls(store, lexical, ann, policy, lock=lock, refresh_s=settings.lexical_refresh_s)
 
     # --- this process's writes ----------------------------------------------------------------

@@ -131,7 +131,7 @@ def migrate(
         raise MigrationError(f"the store already uses embedder {embedder.name!r}; there is nothing to migrate")
     target = Collections.shadow_for(embedder.name)
     _drop_abandoned_shadows(client, keep={*manifest.live.names(), *target.names()})
-    shadow = ChunkStore(client, embedder.name, embedder.dim, target)
+    shadow = ChunkStore(client, embedder.name, embedder.dim, target, own_index=live.dense_index)
     embedded = 0
     for _ in range(MAX_PASSES):
         done = converge(live, shadow, embedder, policy, batch, progress)

@@ -34,6 +34,11 @@ log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
 # Chunk-collection metadata set on the pair a migration replaced: a process still holding it stops there.
 MIGRATED_TO = "migrated_to"
+DENSE_INDEX = "dense_index"  # the chunk metadata key: the kind of Sextant's index a store was created for
+# Chroma's HNSW of such a store's chunks, and of every store's document records, is never searched, only written;
+# built as cheaply as Chroma allows, its writes stop growing with the store (learning/scale.md, "Chroma's own HNSW,
+# made cheap").
+MINIMAL_HNSW = {"max_neighbors": 4, "ef_construction": 16}
 LISTING_PAGE = 10_000  # records read at once: SQLite refuses a statement with more than 32,766 variables
 
 
@@ -82,11 +87,14 @@ class ChunkStore:
         collections: Collections | None = None,
         *,
         reopen: Callable[[], Any] | None = None,
+        own_index: str | None = None,
     ) -> None:
         """Open (or create) the collections: ``collections``, else the live pair the manifest names.
 
         ``reopen``: makes a new client on the same store, for ``reload`` (None: the client is always current,
-        as a Chroma server's is).
+        as a Chroma server's is). ``own_index``: the kind of Sextant's index that serves dense search
+        (``SEXTANT_ANN_INDEX``); a store created with one gives Chroma's vector index of its chunks the least
+        work Chroma allows (never searched, only written: ``dense_index``).
 
         Raises:
             StoreError: the store was built with another embedder, or by a newer Sextant.
@@ -98,15 +106,19 @@ class ChunkStore:
         self._embedder = embedder
         self._dim = dim
         self.collections = collections or read_manifest(client).live
-        space = {"hnsw": {"space": "cosine"}}
-        meta = {"embedder": embedder, "dim": dim, "format": FORMAT_VERSION, "generation": 0}
+        minimal = {"hnsw": {"space": "cosine", **MINIMAL_HNSW}}
+        meta: dict[str, Any] = {"embedder": embedder, "dim": dim, "format": FORMAT_VERSION, "generation": 0}
+        chunk_space = minimal if own_index else {"hnsw": {"space": "cosine"}}
         self._chunks = client.get_or_create_collection(
-            self.collections.chunks, embedding_function=None, configuration=space, metadata=meta
+            self.collections.chunks,
+            embedding_function=None,
+            configuration=chunk_space,
+            metadata={**meta, DENSE_INDEX: own_index} if own_index else meta,  # only when created
         )
         self._docs = client.get_or_create_collection(
             self.collections.documents,
             embedding_function=None,
-            configuration=space,
+            configuration=minimal,  # records are read by id, never searched
             metadata={"format": FORMAT_VERSION},
         )
         self._check_compatible()
@@ -115,17 +127,26 @@ class ChunkStore:
 
     @classmethod
     def open(
-        cls, *, path: Path | None, url: str | None, embedder: str, dim: int, database: str | None = None
+        cls,
+        *,
+        path: Path | None,
+        url: str | None,
+        embedder: str,
+        dim: int,
+        database: str | None = None,
+        own_index: str | None = None,
     ) -> ChunkStore:
         """A persistent local store at ``path``, or a Chroma server at ``url``.
 
         ``database``: the database on the server (created when missing); None is the server's default one.
+        ``own_index``: as for the constructor.
 
         Raises:
             StoreError: the server cannot be reached, or the store does not fit this embedder.
         """
         reopen = None if url else partial(open_client, path=path, url=None)
-        return cls(open_client(path=path, url=url, database=database), embedder, dim, reopen=reopen)
+        client = open_client(path=path, url=url, database=database)
+        return cls(client, embedder, dim, reopen=reopen, own_index=own_index)
 
     @classmethod
     def for_settings(cls, settings: KbSettings, embedder: str, dim: int) -> ChunkStore:
@@ -135,7 +156,10 @@ class ChunkStore:
             StoreError: the server cannot be reached, or the store does not fit this embedder.
         """
         url, database = settings.chroma_url, settings.chroma_database
-        return cls.open(path=settings.store_dir(), url=url, embedder=embedder, dim=dim, database=database)
+        own = settings.ann_index if settings.ann_index != "chroma" else None
+        return cls.open(
+            path=settings.store_dir(), url=url, embedder=embedder, dim=dim, database=database, own_index=own
+        )
 
     @classmethod
     def open_as_built(cls, client: Any, collections: Collections) -> ChunkStore:
@@ -151,6 +175,12 @@ class ChunkStore:
         except (NotFoundError, ValueError) as exc:
             raise StoreError(f"the store has no collection {collections.chunks!r}: nothing was ever stored") from exc
         return cls(client, str(meta.get("embedder")), int(meta.get("dim", 0)), collections)
+
+    @property
+    def dense_index(self) -> str | None:
+        """The kind of Sextant's index this store was created for, its Chroma index minimal; None: complete."""
+        value = (self._chunks.metadata or {}).get(DENSE_INDEX)
+        return str(value) if value else None
 
     @property
     def on_server(self) -> bool:

@@ -204,3 +204,16 @@ def test_with_an_ann_index_another_process_s_write_is_followed_from_its_files_no
         ids = sorted(fresh.store.chunk_ids())
         assert len(fresh.store.get_chunks(ids, vectors=True)) == len(ids) == 5
         assert fresh.ann is not None and fresh.ann.ids() == set(ids)
+
+
+def test_a_process_asked_for_chroma_s_index_on_a_store_made_for_sextant_s_uses_sextant_s(
+    flat: KbSettings, embedder: Embedder
+) -> None:
+    """A shell command run without SEXTANT_ANN_INDEX beside a server with it: Chroma's minimal index would answer
+    badly, so the store's own choice stands."""
+    with KnowledgeBase.open(flat, embedder=embedder) as made:
+        made.ingest("tea", LoadedDocument(text=TEA, title="Tea"))
+    default = flat.model_copy(update={"ann_index": "chroma"})
+    with KnowledgeBase.open(default, embedder=embedder) as kb:
+        assert kb.store.dense_index == "flat" and kb.ann is not None and kb.ann.kind == "flat"
+        assert kb.search("green tea temperature", mode="dense").hits[0].document_id == "tea"

@@ -187,3 +187,18 @@ def test_an_abandoned_shadow_of_another_embedder_is_removed(
     ChunkStore(client, "some-other-model", 8, abandoned)
     migrate(client, other_embedder)
     assert abandoned.chunks not in existing(client)
+
+
+def test_a_store_made_for_sextant_s_own_index_keeps_a_minimal_chroma_index(
+    small_chunks: KbSettings, embedder: Embedder, other_embedder: Embedder
+) -> None:
+    flat = small_chunks.model_copy(update={"ann_index": "flat"})
+    with KnowledgeBase.open(flat, embedder=embedder) as kb:
+        kb.ingest("bikes", LoadedDocument(text=_text("bikes"), title="Bikes"))
+    opened = open_client(path=flat.store_dir(), url=None)
+    try:
+        migrate(opened, other_embedder)
+        migrated = ChunkStore(opened, other_embedder.name, other_embedder.dim)
+        assert migrated.dense_index == "flat" and migrated._chunks.configuration["hnsw"]["max_neighbors"] == 4
+    finally:
+        close_client(opened)

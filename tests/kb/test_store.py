@@ -234,3 +234,15 @@ class StoreMachine(RuleBasedStateMachine):
 
 TestStoreMachine = StoreMachine.TestCase
 TestStoreMachine.settings = settings(max_examples=15, stateful_step_count=12, deadline=None, derandomize=True)
+
+
+def test_a_store_created_for_sextant_s_own_index_gets_a_minimal_chroma_index(tmp_path: Path) -> None:
+    """Its Chroma index is never searched (learning/scale.md: a minimal one stops writes growing with the store)."""
+    made = ChunkStore.open(path=tmp_path, url=None, embedder="e", dim=DIM, own_index="hnsw")
+    hnsw = made._chunks.configuration["hnsw"]
+    assert made.dense_index == "hnsw" and hnsw["max_neighbors"] == 4 and hnsw["ef_construction"] == 16
+    reopened = ChunkStore.open(path=tmp_path, url=None, embedder="e", dim=DIM)  # asked for nothing: as it was made
+    assert reopened.dense_index == "hnsw"
+    full = ChunkStore.open(path=tmp_path / "other", url=None, embedder="e", dim=DIM)
+    assert full.dense_index is None and full._chunks.configuration["hnsw"]["max_neighbors"] == 16
+    assert full._docs.configuration["hnsw"]["max_neighbors"] == 4  # records are read by id, never searched
