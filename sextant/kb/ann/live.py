@@ -24,9 +24,9 @@ The caller serialises writers, and ``reopen`` against them (the store's lock); s
 
 from __future__ import annotations
 
+import io
 import json
 import math
-import os
 import secrets
 import shutil
 import threading
@@ -40,7 +40,7 @@ import numpy.typing as npt
 
 from sextant.kb.ann import create, load
 from sextant.kb.ann.base import AnnIndex, FloatArray, IndexFormatError, Metric, grown
-from sextant.kb.durable import fsync_tree, write_json
+from sextant.kb.durable import fsync_tree, replace_atomically, write_json
 from sextant.kb.stored import StoredChunk
 
 FORMAT_VERSION = 2
@@ -220,8 +220,14 @@ class LiveIndex:
                 live.update(self._base.chunk_ids(self._live_base_rows()))
             return live
 
+    def _live_delta_rows(self) -> Rows:
+        """The live delta rows, counted from the first delta row."""
+        return self._alive(self._offset + np.arange(len(self._delta_ids), dtype=np.int64)) - self._offset
+
     def _live_base_rows(self) -> Rows:
-        rows = np.arange(self._offset, dtype=np.int64)
+        return self._alive(np.arange(self._offset, dtype=np.int64))
+
+    def _alive(self, rows: Rows) -> Rows:
         return rows[~np.isin(rows, np.fromiter(self._dead, np.int64, len(self._dead)))]
 
     def nbytes(self) -> int:
@@ -322,22 +328,22 @@ class LiveIndex:
         self._saved_rows = self._rows
 
     def _delta_file(self, chunk_ids: Sequence[str], vectors: FloatArray) -> str:
-        name = f"delta-{secrets.token_hex(8)}.npz"
-        with open(self.folder / name, "wb") as out:
-            np.savez(out, ids=_as_bytes(chunk_ids), vectors=np.asarray(vectors, np.float32))
-            out.flush()
-            os.fsync(out.fileno())
-        return name
+        buffer = io.BytesIO()
+        np.savez(buffer, ids=_as_bytes(chunk_ids), vectors=np.asarray(vectors, np.float32))
+        return self._new_file("delta", "npz", buffer.getvalue())
 
     def _write_dead(self) -> str | None:
         self._dead_changed = False
         if not self._dead:
             return None
-        name = f"dead-{secrets.token_hex(8)}.npy"
-        with open(self.folder / name, "wb") as out:
-            np.save(out, np.array(sorted(self._dead), np.int64), allow_pickle=False)
-            out.flush()
-            os.fsync(out.fileno())
+        buffer = io.BytesIO()
+        np.save(buffer, np.array(sorted(self._dead), np.int64), allow_pickle=False)
+        return self._new_file("dead", "npy", buffer.getvalue())
+
+    def _new_file(self, kind: str, suffix: str, data: bytes) -> str:
+        """A new file of ``data`` in the folder, written whole or not at all; its name."""
+        name = f"{kind}-{secrets.token_hex(8)}.{suffix}"
+        replace_atomically(self.folder / name, data, prefix=f".{kind}-")
         return name
 
     def _write_base(self, *, rebuild: bool) -> None:
@@ -347,7 +353,7 @@ class LiveIndex:
         old = self._base
         if rebuild or old is None:
             base_rows = self._live_base_rows() if old is not None else np.zeros(0, np.int64)
-            live_delta = [i for i, _ in enumerate(self._delta_ids) if self._offset + i not in self._dead]
+            live_delta = self._live_delta_rows()
             ids = (old.chunk_ids(base_rows) if old is not None else []) + [self._delta_ids[i] for i in live_delta]
             kept = np.asarray(old.vectors[base_rows]) if old is not None else delta_vectors[:0]
             vectors = np.concatenate([kept, delta_vectors[live_delta]])
@@ -357,7 +363,7 @@ class LiveIndex:
             self._trained_on, dead = len(ids), set[int]()
         else:
             index = load(self.folder / old.name / self.kind)  # a writable copy: the mapped one may be in use
-            live = np.array([i for i, _ in enumerate(self._delta_ids) if self._offset + i not in self._dead], np.int64)
+            live = self._live_delta_rows()
             if len(live):
                 index.add(delta_vectors[live], self._offset + live)
             ids = old.chunk_ids(np.arange(len(old))) + self._delta_ids
