@@ -7,10 +7,11 @@ the same lock (``StoreLock``), move its change counter and note what each write 
 (``StoreJournal``); a search that finds the counter moved applies the journal's entries to BM25, or, where one is
 missing, diffs the chunk ids of every record (``refresh_before_search``). The dense side follows either by
 reopening Chroma's segments (Chroma's index serves it) or by reading the ANN index's new files, every write
-saving them (``LiveIndex.reopen``); Chroma's segments are then reopened only before this process writes. Writers this
-machine cannot see (replicas elsewhere on one Chroma server) are followed when the store's generation or
-chunk count moved, checked at most every SEXTANT_LEXICAL_REFRESH_S. learning/shared-store.md and
-learning/scale.md have the design.
+saving them (``LiveIndex.reopen``); Chroma's segments are then reopened only before this process writes, and the
+chunks' texts come from the ANN index too (``ChunkReader``), so that a process that only searches never loads
+Chroma's vector index of the chunks. Writers this machine cannot see (replicas elsewhere on one Chroma server) are
+followed when the store's generation or chunk count moved, checked at most every SEXTANT_LEXICAL_REFRESH_S.
+learning/shared-store.md and learning/scale.md have the design.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sextant.kb.ann.live import LiveIndex
+from sextant.kb.chunk_reader import ChunkReader
 from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.store import ChunkStore
@@ -79,6 +81,11 @@ class DerivedIndexes:
     ) -> None:
         """Rebuild each index that is missing or behind the store (another writer, a crash)."""
         self.store, self.lexical, self.ann, self.policy = store, lexical, ann, policy
+        self.chunks = ChunkReader(store, ann)
+        # Chroma's chunk count tells of writers that neither take the lock nor journal: only a server has those.
+        # On a folder with an ANN index the generation is compared alone, as counting would load Chroma's vector
+        # index of the chunks into this process (chunk_reader).
+        self._counts_chunks = ann is None or store.on_server
         self.shared = lock
         self.journal = StoreJournal(lock.folder)
         self._writes: list[_Write] = []  # the writes of this process under way, innermost last
@@ -95,9 +102,9 @@ class DerivedIndexes:
             self._seen = lock.changes()  # the change counter the indexes and the store's segments reflect
             # The store's (generation, chunk count) the indexes reflect; read before syncing, so a write by another
             # client during the sync shows as a difference at the next check rather than being missed.
-            self._synced = (store.generation, store.chunk_count())
+            self._synced = self._state()
+            self._sync_ann()  # first: with an ANN index the BM25 index reads the chunks' texts from it
             self._sync_lexical()
-            self._sync_ann()
 
     @classmethod
     def for_settings(
@@ -156,9 +163,9 @@ class DerivedIndexes:
         if self.ann is not None:
             self.ann.remove(removed)
             if vectors is not None:
-                self.ann.add([c.id for c in added], vectors)
-        expected = self._synced[0] + 1
-        self._synced = (generation, self._synced[1] + len(added) - len(removed))
+                self.ann.add(added, vectors)
+        expected, count = self._synced[0] + 1, self._synced[1]
+        self._synced = (generation, None if count is None else count + len(added) - len(removed))
         if generation != expected:  # a client this machine cannot see wrote since our last sync: diff first
             self._catch_up(full=True)
         if self.ann is not None:
@@ -230,7 +237,7 @@ class DerivedIndexes:
         BM25 from the journal or a listing, the ANN index from its saved files; the caller holds the store's lock.
         """
         seen = self.shared.changes()
-        state = (self.store.generation, self.store.chunk_count())  # before the listing: never stamp too new
+        state = self._state()  # before the listing: never stamp too new
         moved = seen != self._seen or state != self._synced
         if not moved and not full:
             return False
@@ -239,13 +246,13 @@ class DerivedIndexes:
             reopened = moved and self.store.reload()
         else:
             reopened, self._segments_behind = False, self._segments_behind or moved
+        # The ANN index first: BM25 reads the new chunks' texts from it.
+        changed = self.ann is not None and self._follow_ann(state[0])
         entries = None if full else self.journal.since(self._seen, seen)
         if entries is not None and _explains(entries, self._synced, state):
-            changed, how = self._follow_journal(entries), f"{len(entries)} journal entries"
+            changed, how = self._follow_journal(entries) or changed, f"{len(entries)} journal entries"
         else:
-            changed, how = self._follow(self._live_ids()), "every record listed"
-        if self.ann is not None:
-            changed = self._follow_ann(state[0]) or changed
+            changed, how = self._follow(self._live_ids()) or changed, "every record listed"
         if changed or reopened:
             self.followed += 1
             log.info(
@@ -276,7 +283,7 @@ class DerivedIndexes:
         self.lexical.remove(gone)
         for lo in range(0, len(missing), FETCH_BATCH):
             # A chunk replaced since the listing is simply not found; the generation it moved shows next time.
-            chunks = [c for c in self.store.get_chunks(missing[lo : lo + FETCH_BATCH]) if c.id not in in_lexical]
+            chunks = [c for c in self.chunks.get(missing[lo : lo + FETCH_BATCH]) if c.id not in in_lexical]
             self.lexical.add([c.id for c in chunks], self._lexical_texts(chunks))
         return bool(gone or missing)
 
@@ -293,8 +300,20 @@ class DerivedIndexes:
 
     # --- rebuilding -----------------------------------------------------------------------------
 
+    def _state(self) -> tuple[int, int | None]:
+        """The store's generation and, where it is compared (``_counts_chunks``), its chunk count."""
+        return self.store.generation, self.store.chunk_count() if self._counts_chunks else None
+
+    def _in_step(self, generation: int, count: int) -> bool:
+        """Whether an index at ``generation`` holding ``count`` chunks reflects the store as ``_synced`` has it."""
+        return generation == self._synced[0] and self._synced[1] in (None, count)
+
+    def chunk_count(self) -> int:
+        """The chunks in the store, or in the ANN index where counting the store's would load Chroma's index."""
+        return len(self.ann) if self.ann is not None and not self._counts_chunks else self.store.chunk_count()
+
     def _sync_lexical(self) -> None:
-        if self.lexical.generation == self.store.generation and len(self.lexical) == self.store.chunk_count():
+        if self._in_step(self.lexical.generation, len(self.lexical)):
             return
         started = time.perf_counter()
         if len(self.lexical):
@@ -304,25 +323,35 @@ class DerivedIndexes:
             how = "brought the BM25 index up to date with"
         else:
             self.lexical.clear()
-            for chunks in self.store.iter_chunks():
+            for chunks in self._every_chunk():
                 self.lexical.add([c.id for c in chunks], self._lexical_texts(chunks))
             how = "rebuilt the BM25 index from"
         log.info("%s the store (%d chunks) in %.1f s", how, len(self.lexical), time.perf_counter() - started)
         self.lexical.save(generation=self.store.generation)
 
-    def _sync_ann(self) -> None:
+    def _every_chunk(self) -> Iterator[list[StoredChunk]]:
+        """Every chunk in batches: from the ANN index where there is one (synced first), else the store's pages."""
         if self.ann is None:
+            yield from self.store.iter_chunks()
             return
-        if self.ann.generation == self.store.generation and len(self.ann) == self.store.chunk_count():
+        ids = self._live_ids()
+        for lo in range(0, len(ids), FETCH_BATCH):
+            yield self.chunks.get(ids[lo : lo + FETCH_BATCH])
+
+    def _sync_ann(self) -> None:
+        if self.ann is None or self._in_step(self.ann.generation, len(self.ann)):
             return
         started = time.perf_counter()
         if len(self.ann):
-            self._repair_ann(self.store.generation)
+            self._repair_ann(self._synced[0])
+            how = "brought the %s index up to date with"
         else:
-            self.ann.rebuild(*self.chunk_vectors())
-            self.ann.save(self.store.generation)
+            self.ann.rebuild()
+            self._index_from_store(self._live_ids())
+            self.ann.save(self._synced[0])
+            how = "built the %s index from"
         took = time.perf_counter() - started
-        log.info("built the %s index from the store (%d chunks) in %.1f s", self.ann.kind, len(self.ann), took)
+        log.info(f"{how} the store (%d chunks) in %.1f s", self.ann.kind, len(self.ann), took)
 
     def _repair_ann(self, generation: int) -> None:
         """Make the ANN index hold exactly the store's live chunks (their vectors read from the store), and save it
@@ -334,13 +363,18 @@ class DerivedIndexes:
         live = self._live_ids()
         have = self.ann.ids()
         self.ann.remove(have - set(live))
-        missing = [cid for cid in live if cid not in have]
-        for lo in range(0, len(missing), FETCH_BATCH):
-            chunks = self.store.get_chunks(missing[lo : lo + FETCH_BATCH], vectors=True)
-            dense = [(c.id, c.vector) for c in chunks if c.vector is not None]
-            if dense:
-                self.ann.add([cid for cid, _ in dense], np.stack([v for _, v in dense]))
+        self._index_from_store([cid for cid in live if cid not in have])
         self.ann.save(generation)
+
+    def _index_from_store(self, chunk_ids: Sequence[str]) -> None:
+        """Add these chunks to the ANN index, read with their vectors from the store."""
+        assert self.ann is not None
+        for lo in range(0, len(chunk_ids), FETCH_BATCH):
+            chunks = [
+                c for c in self.store.get_chunks(chunk_ids[lo : lo + FETCH_BATCH], vectors=True) if c.vector is not None
+            ]
+            if chunks:
+                self.ann.add(chunks, np.stack([c.vector for c in chunks if c.vector is not None]))
 
     def chunk_vectors(self, batch: int = 1000) -> tuple[list[str], npt.NDArray[np.float32]]:
         """Every live chunk id in the store and its vector (rows in the same order)."""
@@ -348,7 +382,7 @@ class DerivedIndexes:
         vectors = np.zeros((len(ids), self.store.dim), np.float32)
         found: list[str] = []
         for lo in range(0, len(ids), batch):
-            for chunk in self.store.get_chunks(ids[lo : lo + batch], vectors=True):
+            for chunk in self.chunks.get(ids[lo : lo + batch], vectors=True):
                 assert chunk.vector is not None
                 vectors[len(found)] = chunk.vector
                 found.append(chunk.id)
@@ -376,12 +410,14 @@ class _Write:
         self.added.extend(added)
 
 
-def _explains(entries: Sequence[JournalEntry], synced: tuple[int, int], state: tuple[int, int]) -> bool:
-    """Whether ``entries``, applied to the store as it was at ``synced`` (generation, chunk count), give ``state``:
-    if not, someone this machine cannot see (a replica on a Chroma server) wrote too."""
+def _explains(entries: Sequence[JournalEntry], synced: tuple[int, int | None], state: tuple[int, int | None]) -> bool:
+    """Whether ``entries``, applied to the store as it was at ``synced`` (generation, chunk count or None where
+    counts are not compared), give ``state``: if not, someone this machine cannot see (a replica on a Chroma
+    server) wrote too."""
     generation, count = synced
     for entry in entries:
         if entry.generation is not None:
             generation = entry.generation
-        count += len(entry.added) - len(entry.removed)
+        if count is not None:
+            count += len(entry.added) - len(entry.removed)
     return (generation, count) == state

@@ -357,8 +357,7 @@ class KnowledgeBase:
         known: dict[str, np.ndarray] = {}
         for lo in range(0, len(ids), FETCH_BATCH):
             # With an ANN index, its vectors: Chroma's segments here may not hold another process's latest write.
-            fetched = self.store.get_chunks(ids[lo : lo + FETCH_BATCH], vectors=self.ann is None)
-            for chunk in self.ann.attach(fetched) if self.ann is not None else fetched:
+            for chunk in self.indexes.chunks.get(ids[lo : lo + FETCH_BATCH], vectors=True):
                 key = ChunkMeta.from_chroma(chunk.meta).dense_key  # empty on chunks stored before vectors were reused
                 if key and chunk.vector is not None:
                     known[key] = chunk.vector
@@ -490,7 +489,7 @@ class KnowledgeBase:
         Raises:
             KnowledgeBaseError: no such chunk (it may belong to a replaced version).
         """
-        found = self.store.get_chunks([chunk_id])
+        found = self.indexes.chunks.get([chunk_id])
         if not found:
             raise KnowledgeBaseError(f"no chunk with id {chunk_id!r}; it may belong to a replaced document")
         return found[0]
@@ -500,7 +499,7 @@ class KnowledgeBase:
         state = self.reranker.state
         return Stats(
             documents=self.store.document_count(),
-            chunks=self.store.chunk_count(),
+            chunks=self.indexes.chunk_count(),
             embedder=self.embedder.name,
             embedder_runtime=f"{self.embedder.runtime} {self.embedder.precision}",
             query_encoder=self.searcher.embedder.name if self.searcher.embedder is not self.embedder else None,

@@ -26,6 +26,7 @@ from sextant.kb.abstention import AbstentionRule
 from sextant.kb.analyzer import matched_terms
 from sextant.kb.ann.live import LiveIndex
 from sextant.kb.chunk_meta import ChunkMeta
+from sextant.kb.chunk_reader import ChunkReader
 from sextant.kb.embeddings import Embedder
 from sextant.kb.fusion import RRF_K, cap_per_document, reciprocal_rank_fusion, score_fusion
 from sextant.kb.lexical import LexicalIndex
@@ -95,6 +96,7 @@ class Searcher:
         self.store = store
         self.lexical = lexical
         self.ann = ann  # with it, dense search and the candidates' vectors come from that index, not Chroma's
+        self.chunks = ChunkReader(store, ann)
         self.dense: RankedList = DenseList(store, ann)
         self.bm25: RankedList = Bm25List(lexical)
         self.extra = list(extra)  # lists fused beside these two, each with its own weight (probes)
@@ -221,8 +223,7 @@ class Searcher:
         lists were searched with, ``q`` or feedback's, whose cosines score fusion weighs."""
         read = read or {}
         ids = dict.fromkeys(cid for r in retrieved for cid, _ in r.ranked)
-        fetched = self.store.get_chunks([i for i in ids if i not in read], vectors=self.ann is None)
-        chunks = {c.id: c for c in (self.ann.attach(fetched) if self.ann is not None else fetched)}
+        chunks = {c.id: c for c in self.chunks.get([i for i in ids if i not in read], vectors=True)}
         # A document's record is its version's commit point: while a replacement is written, the new chunks are
         # stored before the record and the old ones removed after it. Only the version the record names is read.
         live = self.store.live_chunk_ids(c.doc_id for c in chunks.values())

@@ -4,6 +4,7 @@ process's writer such as ``sextant-ingest`` would: ``python -m tests.kb.random_w
 from __future__ import annotations
 
 import hashlib
+import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from sextant.kb.lexical import LexicalIndex
 from sextant.kb.store import ChunkStore
 from sextant.kb.stored import ChunkBatch, DocumentRecord, StoredChunk, chunk_id
 from sextant.settings import KbSettings
+from tests.conftest import REPO
 
 EMBEDDER, DIM = "all-MiniLM-L6-v2", 384
 
@@ -33,6 +35,12 @@ def write_random(store: ChunkStore, indexes: DerivedIndexes, doc_id: str, chunks
         added = [StoredChunk(*chunk) for chunk in zip(ids, texts, metas, strict=True)]
         indexes.commit(written.generation, written.replaced, added, vectors)
     return ids
+
+
+def write_in_another_process(settings: KbSettings, doc_id: str, chunks: int) -> None:
+    """``write_random`` run by a process of its own on ``settings``'s store (its environment: this one's)."""
+    command = [sys.executable, "-m", "tests.kb.random_writes", str(settings.store_dir()), doc_id, str(chunks)]
+    subprocess.run(command, check=True, cwd=REPO)
 
 
 def main(folder: str, doc_id: str, chunks: str) -> None:

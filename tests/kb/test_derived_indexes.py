@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
@@ -17,8 +15,7 @@ from sextant.kb.lexical import LexicalIndex
 from sextant.kb.store import ChunkStore
 from sextant.kb.stored import StoredChunk
 from sextant.settings import KbSettings
-from tests.conftest import REPO
-from tests.kb.random_writes import write_random
+from tests.kb.random_writes import write_in_another_process, write_random
 
 TEA = "Steep green tea at eighty degrees for two minutes; black tea takes boiling water and four minutes."
 BEES = "In early spring the beekeeper checks that the queen is laying and that stores of honey last."
@@ -104,17 +101,12 @@ def test_a_batch_saves_once_at_its_end(flat: KbSettings, embedder: Embedder) -> 
         assert LexicalIndex.open(lexical_dir(flat)).generation == kb.store.generation
 
 
-def _write_from_another_process(settings: KbSettings, doc_id: str, chunks: int) -> None:
-    command = [sys.executable, "-m", "tests.kb.random_writes", str(settings.store_dir()), doc_id, str(chunks)]
-    subprocess.run(command, check=True, cwd=REPO)
-
-
 def test_a_write_over_another_process_s_large_write_keeps_its_vectors(settings: KbSettings, embedder: Embedder) -> None:
     """Chroma saves its vector index every 1,000 records; a process writing over a stale copy of it used to save
     that copy over the other's and lose its vectors (learning/shared-store.md). The lock's catch-up prevents it."""
     with KnowledgeBase.open(settings, embedder=embedder) as kb:
         kb.ingest("tea", LoadedDocument(text=TEA, title="Tea"))
-        _write_from_another_process(settings, "bulk", 1200)
+        write_in_another_process(settings, "bulk", 1200)
         ours = write_random(kb.store, kb.indexes, "ours", 1100)  # past 1,000 records: this process saves its index
     with KnowledgeBase.open(settings, embedder=embedder) as fresh:
         ids = sorted(fresh.store.chunk_ids())
@@ -133,7 +125,7 @@ def test_a_search_after_another_process_wrote_reopens_the_store_and_finds_the_ne
         assert kb.search("green tea temperature").hits
         with KnowledgeBase.open(settings, embedder=embedder) as same_process:  # shares this process's client
             assert same_process.store.reloads == 0
-        _write_from_another_process(settings, "bulk", 3)
+        write_in_another_process(settings, "bulk", 3)
         found = kb.search("bulk chunk 2", mode="lexical", abstain=False)
         assert found.hits[0].document_id == "bulk"
         assert kb.store.reloads == 1 and kb.indexes.followed == 1
@@ -151,7 +143,7 @@ def test_other_processes_writes_are_followed_from_their_journal_without_listing_
         listings: list[int] = []
         real = kb.indexes._live_ids
         monkeypatch.setattr(kb.indexes, "_live_ids", lambda: listings.append(1) or real())
-        _write_from_another_process(settings, "bulk", 3)
+        write_in_another_process(settings, "bulk", 3)
         found = kb.search("bulk chunk 2", mode="lexical", abstain=False)
         assert found.hits[0].document_id == "bulk"
         assert listings == [] and kb.indexes.followed == 1
@@ -190,7 +182,7 @@ def test_with_an_ann_index_another_process_s_write_is_followed_from_its_files_no
     with KnowledgeBase.open(flat, embedder=embedder) as kb:
         kb.ingest("tea", LoadedDocument(text=TEA, title="Tea"))
         assert kb.search("green tea temperature").hits
-        _write_from_another_process(flat, "bulk", 3)
+        write_in_another_process(flat, "bulk", 3)
         found = kb.search("bulk chunk 2", abstain=False)
         bulk = [h for h in found.hits if h.document_id == "bulk"]
         assert bulk and all(h.scores.dense is not None for h in bulk)  # their vectors were read here

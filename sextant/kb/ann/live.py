@@ -1,9 +1,12 @@
 """The index that serves live dense retrieval when ``SEXTANT_ANN_INDEX`` is not ``chroma``.
 
-It holds the store's chunk vectors in segments, as the BM25 cache does (``lexical_segments``): a **base**, one
-index of the chosen kind built over many chunks, saved once and then memory-mapped read-only by every process
-that searches it (they share its pages, and opening it reads nothing); **deltas**, the vectors each later write
-added, searched exactly and saved as small files of their own; and the **dead** rows, removed since. Rows are
+It holds the store's chunks, their vectors, texts and metadata, in segments, as the BM25 cache does
+(``lexical_segments``): a **base**, one index of the chosen kind built over many chunks, saved once and then
+memory-mapped read-only by every process that searches it (they share its pages, and opening it reads nothing);
+**deltas**, the chunks each later write added, searched exactly and saved as small files of their own; and the
+**dead** rows, removed since. A process searching it reads the candidates' texts here too, never from Chroma:
+any read of Chroma's chunk collection loads that collection's whole vector index into the reading process
+(learning/scale.md: 2+ GB at 1M chunks). Rows are
 numbered in the order they were added, base first, and every process on the store sees the same numbering, so
 a write saves only what it changed and another process follows it by reading the new files (``reopen``), never
 Chroma's vector segments (learning/scale.md: reopening those cost 4.7 s at 1M chunks). Once the deltas hold
@@ -14,9 +17,11 @@ On disk (one folder; what the manifest no longer names is removed after it is re
 
     manifest.json      commit point: format, kind, params, the store generation it matches, base, deltas, dead
     base-<hex>/        the kind's index (``write_folder``) over rows 0..n-1, and beside it ``ids.npy`` (chunk
-                       ids by row, UTF-8), ``vectors.npy``, and ``sorted.npy`` / ``order.npy`` (the ids sorted
-                       and their rows: a chunk's row is found by bisection, with no dict of a million strings)
-    delta-<hex>.npz    one write's chunk ids and vectors
+                       ids by row, UTF-8), ``vectors.npy``, ``sorted.npy`` / ``order.npy`` (the ids sorted
+                       and their rows: a chunk's row is found by bisection, with no dict of a million strings),
+                       ``records.npy`` (each row's ``[text, metadata]`` as UTF-8 JSON, one after another) and
+                       ``ends.npy`` (where each row's record ends)
+    delta-<hex>.npz    one write's chunk ids, vectors and records
     dead-<hex>.npy     the dead rows
 
 The caller serialises writers, and ``reopen`` against them (the store's lock); searches may run in other threads.
@@ -31,7 +36,6 @@ import secrets
 import shutil
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +47,7 @@ from sextant.kb.ann.base import AnnIndex, FloatArray, IndexFormatError, Metric, 
 from sextant.kb.durable import fsync_tree, replace_atomically, write_json
 from sextant.kb.stored import StoredChunk
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: the chunks' texts and metadata beside their vectors
 RETRAIN_GROWTH = 4
 MANIFEST = "manifest.json"
 # Deltas are searched exactly, and a merge inserts them into a copy of the base: the row count where the one
@@ -52,7 +56,7 @@ MERGE_ROWS = 20_000
 MAX_DELTA_FILES = 32  # beyond it the delta files are rewritten as one, so that a reopen reads few files
 EXACT_UNDER = 4096  # a search restricted to at most this many chunks scores them all instead of asking the index
 
-_BASE_ARRAYS = ("ids", "sorted", "order", "vectors")
+_BASE_ARRAYS = ("ids", "sorted", "order", "vectors", "records", "ends")
 
 IdBytes = npt.NDArray[np.bytes_]
 Rows = npt.NDArray[np.int64]
@@ -85,13 +89,18 @@ class _Base:
         self.sorted: IdBytes = arrays["sorted"]
         self.order: Rows = arrays["order"]
         self.vectors: FloatArray = arrays["vectors"]
+        self.records: npt.NDArray[np.uint8] = arrays["records"]
+        self.ends: Rows = arrays["ends"]
 
     @staticmethod
-    def write(folder: Path, kind: str, index: AnnIndex, ids: Sequence[str], vectors: FloatArray) -> None:
+    def write(
+        folder: Path, kind: str, index: AnnIndex, ids: Sequence[str], vectors: FloatArray, records: _Records
+    ) -> None:
         index.save(folder / kind)
         id_bytes = _as_bytes(ids)
         order = np.argsort(id_bytes, kind="stable")
-        for name, array in (("ids", id_bytes), ("sorted", id_bytes[order]), ("order", order), ("vectors", vectors)):
+        arrays = {"ids": id_bytes, "sorted": id_bytes[order], "order": order, "vectors": vectors}
+        for name, array in (arrays | {"records": records.blob, "ends": records.ends}).items():
             np.save(folder / f"{name}.npy", np.ascontiguousarray(array), allow_pickle=False)
         fsync_tree(folder)
 
@@ -108,6 +117,33 @@ class _Base:
 
     def chunk_ids(self, rows: Rows) -> list[str]:
         return [bytes(b).decode() for b in self.ids[rows].tolist()]
+
+    def record(self, row: int) -> bytes:
+        return bytes(self.records[int(self.ends[row - 1]) if row else 0 : int(self.ends[row])])
+
+    def all_records(self) -> _Records:
+        return _Records(np.asarray(self.records), np.asarray(self.ends))
+
+
+class _Records:
+    """Rows' records (``[text, metadata]`` as UTF-8 JSON) one after another, and where each ends."""
+
+    def __init__(self, blob: npt.NDArray[np.uint8], ends: Rows) -> None:
+        self.blob, self.ends = blob, ends
+
+    @classmethod
+    def of(cls, records: Sequence[bytes]) -> _Records:
+        lengths = np.fromiter(map(len, records), np.int64, len(records))
+        return cls(np.frombuffer(b"".join(records), np.uint8), np.cumsum(lengths))
+
+    def split(self) -> list[bytes]:
+        data, ends = self.blob.tobytes(), self.ends.tolist()
+        starts = [0, *ends[:-1]] if ends else []
+        return [data[a:b] for a, b in zip(starts, ends, strict=True)]
+
+    def __add__(self, other: _Records) -> _Records:
+        shift = int(self.ends[-1]) if len(self.ends) else 0
+        return _Records(np.concatenate([self.blob, other.blob]), np.concatenate([self.ends, shift + other.ends]))
 
 
 class LiveIndex:
@@ -135,6 +171,7 @@ class LiveIndex:
         self._trained_on = 0
         self._deltas: list[str] = []  # the saved delta files, oldest first
         self._delta_ids: list[str] = []  # the chunk id of every delta row, in row order
+        self._delta_records: list[bytes] = []  # and its record
         self._delta_vectors = np.zeros((0, self.dim), np.float32)
         self._dead: set[int] = set()
         self._row_of: dict[str, int] = {}  # chunk id -> its live delta row
@@ -181,11 +218,12 @@ class LiveIndex:
         same_base = (self._base.name if self._base else None) == name
         base = self._base if same_base else _Base(self.folder / name, self.kind) if name else None
         known = len(self._deltas) if same_base and manifest["deltas"][: len(self._deltas)] == self._deltas else 0
-        ids = self._delta_ids if known else []
+        ids, records = (self._delta_ids, self._delta_records) if known else ([], [])
         parts = [self._delta_vectors[: len(ids)]]
         for delta in manifest["deltas"][known:]:
             with np.load(self.folder / delta, allow_pickle=False) as saved:
                 ids = [*ids, *(bytes(b).decode() for b in saved["ids"].tolist())]
+                records = [*records, *_Records(saved["records"], saved["ends"]).split()]
                 parts.append(np.asarray(saved["vectors"], np.float32))
         dead_file = manifest["dead"]
         dead = set(np.load(self.folder / dead_file, allow_pickle=False).tolist()) if dead_file else set()
@@ -193,6 +231,7 @@ class LiveIndex:
         with self._lock:
             self._base, self._deltas, self._dead = base, list(manifest["deltas"]), dead
             self._delta_ids, self._delta_vectors = list(ids), np.concatenate(parts).reshape(-1, self.dim)
+            self._delta_records = list(records)
             self._row_of = {c: offset + i for i, c in enumerate(self._delta_ids) if offset + i not in dead}
             self._saved_rows, self._dead_file, self._dead_changed = offset + len(ids), dead_file, False
             self._trained_on, self.generation = int(manifest["trained_on"]), int(manifest["generation"])
@@ -233,8 +272,13 @@ class LiveIndex:
     def nbytes(self) -> int:
         """Bytes of the index, in memory or mapped (a base's pages are shared between the processes that map it)."""
         base = self._base
-        mapped = sum(a.nbytes for a in (base.ids, base.sorted, base.order, base.vectors)) if base else 0
-        return int(mapped + (base.index.nbytes() if base else 0) + self._delta_vectors.nbytes)
+        mapped = (
+            sum(a.nbytes for a in (base.ids, base.sorted, base.order, base.vectors, base.records, base.ends))
+            if base
+            else 0
+        )
+        held = self._delta_vectors.nbytes + sum(map(len, self._delta_records))
+        return int(mapped + (base.index.nbytes() if base else 0) + held)
 
     def vectors(self, chunk_ids: Iterable[str]) -> dict[str, FloatArray]:
         """The vectors of those of ``chunk_ids`` indexed now."""
@@ -242,11 +286,11 @@ class LiveIndex:
             rows = {cid: row for cid in chunk_ids if (row := self._live_row(cid)) is not None}
             return {cid: self._vector_at(row) for cid, row in rows.items()}
 
-    def attach(self, chunks: Sequence[StoredChunk]) -> list[StoredChunk]:
-        """``chunks`` (read from the store without vectors) with their vectors from this index; those it does not
-        hold (yet) keep none."""
-        found = self.vectors(c.id for c in chunks)
-        return [replace(c, vector=found.get(c.id)) for c in chunks]
+    def chunks(self, chunk_ids: Iterable[str]) -> dict[str, StoredChunk]:
+        """Those of ``chunk_ids`` indexed now, with their texts, metadata and vectors."""
+        with self._lock:
+            rows = {cid: row for cid in chunk_ids if (row := self._live_row(cid)) is not None}
+            return {cid: _chunk(cid, self._record_at(row), self._vector_at(row)) for cid, row in rows.items()}
 
     def _live_row(self, chunk_id: str) -> int | None:
         row = self._row_of.get(chunk_id)
@@ -260,26 +304,35 @@ class LiveIndex:
         assert self._base is not None
         return np.asarray(self._base.vectors[row], np.float32)
 
+    def _record_at(self, row: int) -> bytes:
+        if row >= self._offset:
+            return self._delta_records[row - self._offset]
+        assert self._base is not None
+        return self._base.record(row)
+
     # --- changes (the caller holds the store's lock) ------------------------------------------------
 
-    def rebuild(self, chunk_ids: Sequence[str], vectors: FloatArray) -> None:
-        """Hold exactly these chunks, in a base built at the next ``save``."""
+    def rebuild(self) -> None:
+        """Hold nothing, then what ``add`` gives until the next ``save``, which builds the base afresh."""
         with self._lock:
             generation, save_id = self.generation, self._save_id
             self._empty()
             self.generation, self._save_id, self._rebuild_due = generation, save_id, True
-        self.add(chunk_ids, vectors)
 
-    def add(self, chunk_ids: Sequence[str], vectors: FloatArray) -> None:
-        """Index these chunks (one indexed already is indexed again; its old row is dead)."""
-        if not len(chunk_ids):
+    def add(self, chunks: Sequence[StoredChunk], vectors: FloatArray) -> None:
+        """Index these chunks under ``vectors`` (rows in the same order); one indexed already is indexed again, its
+        old row dead."""
+        if not len(chunks):
             return
+        chunk_ids = [c.id for c in chunks]
+        records = [_record(c) for c in chunks]
         self.remove(chunk_ids)
         with self._lock:
             start, end = len(self._delta_ids), len(self._delta_ids) + len(chunk_ids)
             self._delta_vectors = grown(self._delta_vectors, end)
             self._delta_vectors[start:end] = np.asarray(vectors, np.float32).reshape(-1, self.dim)
             self._delta_ids.extend(chunk_ids)
+            self._delta_records.extend(records)
             self._row_of.update((c, self._offset + start + i) for i, c in enumerate(chunk_ids))
 
     def remove(self, chunk_ids: Iterable[str]) -> None:
@@ -322,14 +375,17 @@ class LiveIndex:
     def _write_delta(self) -> None:
         new = slice(self._saved_rows - self._offset, len(self._delta_ids))
         if new.start < new.stop:
-            self._deltas.append(self._delta_file(self._delta_ids[new], self._delta_vectors[new]))
+            self._deltas.append(self._delta_file(new))
         if len(self._deltas) > MAX_DELTA_FILES:
-            self._deltas = [self._delta_file(self._delta_ids, self._delta_vectors[: len(self._delta_ids)])]
+            self._deltas = [self._delta_file(slice(0, len(self._delta_ids)))]
         self._saved_rows = self._rows
 
-    def _delta_file(self, chunk_ids: Sequence[str], vectors: FloatArray) -> str:
+    def _delta_file(self, rows: slice) -> str:
+        """A delta file of the delta rows ``rows``."""
+        records = _Records.of(self._delta_records[rows])
         buffer = io.BytesIO()
-        np.savez(buffer, ids=_as_bytes(chunk_ids), vectors=np.asarray(vectors, np.float32))
+        vectors = np.asarray(self._delta_vectors[rows], np.float32)
+        np.savez(buffer, ids=_as_bytes(self._delta_ids[rows]), vectors=vectors, records=records.blob, ends=records.ends)
         return self._new_file("delta", "npz", buffer.getvalue())
 
     def _write_dead(self) -> str | None:
@@ -357,6 +413,8 @@ class LiveIndex:
             ids = (old.chunk_ids(base_rows) if old is not None else []) + [self._delta_ids[i] for i in live_delta]
             kept = np.asarray(old.vectors[base_rows]) if old is not None else delta_vectors[:0]
             vectors = np.concatenate([kept, delta_vectors[live_delta]])
+            kept_records = [old.record(int(r)) for r in base_rows] if old is not None else []
+            records = _Records.of(kept_records + [self._delta_records[i] for i in live_delta])
             index = create(self.kind, self.dim, metric_for(self.kind), **build_params(self.kind, len(ids), self.params))
             if ids:
                 index.add(vectors, np.arange(len(ids)))
@@ -368,10 +426,12 @@ class LiveIndex:
                 index.add(delta_vectors[live], self._offset + live)
             ids = old.chunk_ids(np.arange(len(old))) + self._delta_ids
             vectors, dead = np.concatenate([np.asarray(old.vectors), delta_vectors]), self._dead
+            records = old.all_records() + _Records.of(self._delta_records)
         name = f"base-{secrets.token_hex(8)}"
-        _Base.write(self.folder / name, self.kind, index, ids, vectors)
+        _Base.write(self.folder / name, self.kind, index, ids, vectors, records)
         self._base, self._deltas, self._rebuild_due = _Base(self.folder / name, self.kind), [], False
         self._delta_ids, self._delta_vectors = [], np.zeros((0, self.dim), np.float32)
+        self._delta_records = []
         self._dead, self._dead_changed, self._row_of = set(dead), True, {}
         self._saved_rows = len(self._base)
 
@@ -429,6 +489,15 @@ def _read_manifest(path: Path) -> dict[str, Any] | None:
         return None
     manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return manifest if manifest.get("format") == FORMAT_VERSION else None
+
+
+def _record(chunk: StoredChunk) -> bytes:
+    return json.dumps([chunk.text, chunk.meta], ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _chunk(chunk_id: str, record: bytes, vector: FloatArray) -> StoredChunk:
+    text, meta = json.loads(record)
+    return StoredChunk(chunk_id, text, meta, vector)
 
 
 def _as_bytes(chunk_ids: Sequence[str]) -> IdBytes:

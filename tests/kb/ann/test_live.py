@@ -11,6 +11,7 @@ from sextant.kb.ann.live import LiveIndex
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase, KnowledgeBaseError
+from sextant.kb.stored import StoredChunk
 from sextant.settings import KbSettings
 
 ESPRESSO = (
@@ -91,18 +92,37 @@ def _exact(ids: list[str], xb: np.ndarray, q: np.ndarray, n: int) -> list[str]:
     return [ids[i] for i in np.argsort(-(xb @ q))[:n]]
 
 
+def _chunks(ids: list[str]) -> list[StoredChunk]:
+    """Chunks with texts and metadata of every kind Chroma stores (from their ids), and letters beyond ASCII."""
+    meta = {"w": 0.5, "ok": True}
+    return [
+        StoredChunk(c, f"Text of {c}: café, naïve, 東京", {"doc_id": c[0], "page": int(c[1:]), **meta}) for c in ids
+    ]
+
+
+def _read_back(index: LiveIndex, chunk_ids: list[str], vectors: np.ndarray) -> None:
+    """The index gives back each of ``chunk_ids`` as it was added: text, metadata and vector."""
+    got = index.chunks(chunk_ids)
+    assert list(got) == chunk_ids
+    for chunk, written, vector in zip(got.values(), _chunks(chunk_ids), vectors, strict=True):
+        assert (chunk.id, chunk.text, chunk.meta) == (written.id, written.text, written.meta)
+        np.testing.assert_array_equal(chunk.vector, vector)
+
+
 def test_another_process_follows_a_write_by_reading_only_the_new_files(tmp_path: Path) -> None:
     writer = LiveIndex.open("hnsw", tmp_path, 16, PARAMS)
-    writer.add([f"a{i}" for i in range(30)], _unit(30, 1))
+    writer.add(_chunks([f"a{i}" for i in range(30)]), _unit(30, 1))
     writer.save(1)
     reader = LiveIndex.open("hnsw", tmp_path, 16, PARAMS)  # another process, as far as the files go
     assert reader.generation == 1 and reader.ids() == writer.ids() and not reader.reopen()
     writer.remove(["a3", "a4"])
-    writer.add(["b0", "a5"], _unit(2, 2))  # a5 indexed again: its first row is dead
+    writer.add(_chunks(["b0", "a5"]), _unit(2, 2))  # a5 indexed again: its first row is dead
     writer.save(2)
     assert reader.reopen() and reader.generation == 2
     assert reader.ids() == writer.ids() == {f"a{i}" for i in range(30)} - {"a3", "a4"} | {"b0"}
     np.testing.assert_array_equal(reader.vectors(["a5"])["a5"], _unit(2, 2)[1])
+    _read_back(reader, ["b0", "a5"], _unit(2, 2))
+    assert reader.chunks(["a3", "a6"]).keys() == {"a6"} and reader.chunks(["a6"])["a6"].meta["page"] == 6
     assert len(list(tmp_path.glob("delta-*.npz"))) == 2 and len(list(tmp_path.glob("dead-*.npy"))) == 1
 
 
@@ -110,7 +130,7 @@ def test_deltas_merge_into_a_mapped_base_that_answers_as_exact_search(tmp_path: 
     index = LiveIndex("hnsw", tmp_path, 16, PARAMS, merge_rows=100)
     ids, xb = [f"c{i}" for i in range(250)], _unit(250, 3)
     for lo in range(0, 250, 25):  # ten writes: deltas, merged into the base once they hold 100 rows
-        index.add(ids[lo : lo + 25], xb[lo : lo + 25])
+        index.add(_chunks(ids[lo : lo + 25]), xb[lo : lo + 25])
         index.save(lo)
     index.remove(ids[:10])
     index.save(300)
@@ -119,6 +139,7 @@ def test_deltas_merge_into_a_mapped_base_that_answers_as_exact_search(tmp_path: 
     reopened = LiveIndex.open("hnsw", tmp_path, 16, PARAMS)
     assert reopened._base is not None and isinstance(reopened._base.vectors, np.memmap)
     assert reopened.ids() == set(ids[10:]) and len(reopened) == 240
+    _read_back(reopened, ids[10:], xb[10:])  # from the mapped base and from the deltas
     live_ids, live_xb = ids[10:], xb[10:]
     for q in _unit(20, 4):
         found = [cid for cid, _ in reopened.query(q, 5)]
@@ -131,7 +152,7 @@ def test_deltas_merge_into_a_mapped_base_that_answers_as_exact_search(tmp_path: 
 def test_half_the_rows_dead_builds_the_base_again_from_the_vectors_it_keeps(tmp_path: Path) -> None:
     index = LiveIndex("flat", tmp_path, 16, PARAMS, merge_rows=50)
     ids, xb = [f"d{i}" for i in range(60)], _unit(60, 5)
-    index.add(ids, xb)
+    index.add(_chunks(ids), xb)
     index.save(1)
     first = next(tmp_path.glob("base-*")).name
     index.remove(ids[:40])
@@ -139,14 +160,18 @@ def test_half_the_rows_dead_builds_the_base_again_from_the_vectors_it_keeps(tmp_
     assert [p.name for p in tmp_path.glob("base-*")] != [first] and index._offset == 20 and not index._dead
     assert index.ids() == set(ids[40:])
     np.testing.assert_array_equal(index.vectors(["d45"])["d45"], xb[45])
+    _read_back(LiveIndex.open("flat", tmp_path, 16, PARAMS), ids[40:], xb[40:])
 
 
-def test_a_folder_of_the_first_format_opens_empty_and_its_files_go_at_the_first_save(tmp_path: Path) -> None:
-    (tmp_path / "chunks.json").write_text('{"format": 1}', encoding="utf-8")
+@pytest.mark.parametrize(("older", "version"), [("chunks.json", 1), ("manifest.json", 2)])
+def test_a_folder_of_an_older_format_opens_empty_and_its_files_go_at_the_first_save(
+    tmp_path: Path, older: str, version: int
+) -> None:
+    (tmp_path / older).write_text(f'{{"format": {version}}}', encoding="utf-8")
     (tmp_path / "hnsw").mkdir()
     index = LiveIndex.open("hnsw", tmp_path, 16, PARAMS)
     assert index.generation == -1 and len(index) == 0
-    index.add(["e0"], _unit(1, 6))
+    index.add(_chunks(["e0"]), _unit(1, 6))
     index.save(3)
     assert {p.name for p in tmp_path.iterdir()} == {"manifest.json", *index._deltas}
     assert len(LiveIndex.open("hnsw", tmp_path, 16, PARAMS)) == 1
