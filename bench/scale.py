@@ -464,6 +464,26 @@ def bench_follow(site: Site, inner: Embedder, reps: int) -> dict[str, Any]:
 # --- real processes --------------------------------------------------------------------------------------------
 
 
+def chroma_read_cost(site: Site, data: Path) -> dict[str, Any]:
+    """What a process searching Sextant's index would pay on its first read of Chroma's chunk collection (any read
+    loads that collection's whole vector index; the product's search path no longer makes one): a child opens the
+    store as a server does, runs 20 searches, then counts Chroma's chunks; its memory before and after."""
+    command = [sys.executable, __file__, "--data", str(data), "--chroma-read-probe", str(site.folder), site.ann]
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    return dict(json.loads(done.stdout.splitlines()[-1]))
+
+
+def chroma_read_probe(folder: Path, ann: str, data: Path) -> None:
+    quiet_model_loading()
+    inner = load_embedder("all-MiniLM-L6-v2", 1)
+    with KnowledgeBase.open(Site(folder, ann=ann).settings(), embedder=inner) as kb:
+        for q in queries(data, 20):
+            kb.search(q, K, abstain=False)
+        searched = memory(os.getpid())
+        kb.store.chunk_count()
+        print(json.dumps({"after_20_searches": searched, "after_one_read_of_chroma_s_chunks": memory(os.getpid())}))
+
+
 def memory(pid: int) -> dict[str, float]:
     full = psutil.Process(pid).memory_full_info()
     return {"rss_mb": full.rss / 2**20, "pss_mb": full.pss / 2**20, "uss_mb": full.uss / 2**20}
@@ -553,6 +573,7 @@ def row_of(result: dict[str, Any], on_server: bool, ann: str) -> dict[str, Any]:
         "rss_mb": p["memory"][0]["rss_mb"],
         "pss_mb": p["memory"][0]["pss_mb"],
         "memory_two_servers": p["memory"],
+        "memory_before_and_after_a_read_of_chroma_s_chunks": p.get("chroma_read"),
         "ingest_one_document_s_median": statistics.median(p["ingest_one_document_s"]),
         "visible_in_second_process_s_median": statistics.median(p["visible_after_s"]),
         "visible_in_second_process_s_max": max(p["visible_after_s"]),
@@ -714,7 +735,11 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--plot", type=Path)
+    parser.add_argument("--chroma-read-probe", nargs=2, metavar=("STORE", "ANN"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.chroma_read_probe:
+        chroma_read_probe(Path(args.chroma_read_probe[0]), args.chroma_read_probe[1], args.data)
+        return
     existing = json.loads(args.json.read_text()) if args.json and args.json.exists() else {"rows": []}
     rows = {(r["chunks_asked"], r["store"]): r for r in existing["rows"] if "chunks_asked" in r}
     if args.report:
@@ -747,6 +772,9 @@ def main() -> None:
             result["processes"] = bench_processes(site, qs[-40:], embedder, args.trials, 20)
             if server is not None:
                 result["processes"]["server_memory"] = memory(server.pid)
+            if args.ann != "chroma" and server is None:
+                result["processes"]["chroma_read"] = chroma_read_cost(site, args.data)
+                log(f"a first read of Chroma's chunks: {result['processes']['chroma_read']}")
             result["disk"] = disk(site.folder if server is None else args.root / f"{size}" / "served")
         row = row_of(result, args.chroma_server, args.ann)
         row["chunks_asked"] = size
