@@ -369,8 +369,11 @@ class LiveIndex:
             self._remove_unnamed({MANIFEST, manifest["base"], self._dead_file, *self._deltas})
 
     def _retrain_due(self) -> bool:
-        """IVF-PQ's quantisers were learnt on far fewer vectors than it now holds."""
-        return self.kind.startswith("ivfpq") and len(self) > RETRAIN_GROWTH * max(self._trained_on, 1)
+        """IVF-PQ's quantisers were learnt on far fewer vectors than it now holds, and it holds enough for a base:
+        below ``merge_rows`` the deltas answer exactly, and a new store would otherwise retrain at every few
+        writes."""
+        grown_past = len(self) > RETRAIN_GROWTH * max(self._trained_on, 1)
+        return self.kind.startswith("ivfpq") and len(self) >= self.merge_rows and grown_past
 
     def _write_delta(self) -> None:
         new = slice(self._saved_rows - self._offset, len(self._delta_ids))

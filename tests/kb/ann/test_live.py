@@ -163,6 +163,19 @@ def test_half_the_rows_dead_builds_the_base_again_from_the_vectors_it_keeps(tmp_
     _read_back(LiveIndex.open("flat", tmp_path, 16, PARAMS), ids[40:], xb[40:])
 
 
+def test_a_small_ivfpq_index_answers_from_its_deltas_without_training_at_every_write(tmp_path: Path) -> None:
+    index = LiveIndex("ivfpq_rerank", tmp_path, 16, PARAMS, merge_rows=100)
+    ids, xb = [f"s{i}" for i in range(120)], _unit(120, 7)
+    for lo in range(0, 90, 6):
+        index.add(_chunks(ids[lo : lo + 6]), xb[lo : lo + 6])
+        index.save(lo)
+    assert index._base is None and not list(tmp_path.glob("base-*"))  # 90 rows: exact search over the deltas
+    assert [cid for cid, _ in index.query(xb[3], 3)] == _exact(ids[:90], xb[:90], xb[3], 3)
+    index.add(_chunks(ids[90:]), xb[90:])
+    index.save(200)
+    assert index._base is not None and len(index._base) == 120 and index._trained_on == 120
+
+
 @pytest.mark.parametrize(("older", "version"), [("chunks.json", 1), ("manifest.json", 2)])
 def test_a_folder_of_an_older_format_opens_empty_and_its_files_go_at_the_first_save(
     tmp_path: Path, older: str, version: int
