@@ -344,14 +344,14 @@ class DerivedIndexes:
         started = time.perf_counter()
         if len(self.ann):
             self._repair_ann(self._synced[0])
-            how = "brought the %s index up to date with"
+            how = f"brought the {self.ann.kind} index up to date with"
         else:
             self.ann.rebuild()
             self._index_from_store(self._live_ids())
             self.ann.save(self._synced[0])
-            how = "built the %s index from"
+            how = f"built the {self.ann.kind} index from"
         took = time.perf_counter() - started
-        log.info(f"{how} the store (%d chunks) in %.1f s", self.ann.kind, len(self.ann), took)
+        log.info("%s the store (%d chunks) in %.1f s", how, len(self.ann), took)
 
     def _repair_ann(self, generation: int) -> None:
         """Make the ANN index hold exactly the store's live chunks (their vectors read from the store), and save it
@@ -370,11 +370,10 @@ class DerivedIndexes:
         """Add these chunks to the ANN index, read with their vectors from the store."""
         assert self.ann is not None
         for lo in range(0, len(chunk_ids), FETCH_BATCH):
-            chunks = [
-                c for c in self.store.get_chunks(chunk_ids[lo : lo + FETCH_BATCH], vectors=True) if c.vector is not None
-            ]
-            if chunks:
-                self.ann.add(chunks, np.stack([c.vector for c in chunks if c.vector is not None]))
+            read = self.store.get_chunks(chunk_ids[lo : lo + FETCH_BATCH], vectors=True)
+            dense = [(c, c.vector) for c in read if c.vector is not None]
+            if dense:
+                self.ann.add([c for c, _ in dense], np.stack([v for _, v in dense]))
 
     def chunk_vectors(self, batch: int = 1000) -> tuple[list[str], npt.NDArray[np.float32]]:
         """Every live chunk id in the store and its vector (rows in the same order)."""

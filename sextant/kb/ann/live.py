@@ -283,14 +283,17 @@ class LiveIndex:
     def vectors(self, chunk_ids: Iterable[str]) -> dict[str, FloatArray]:
         """The vectors of those of ``chunk_ids`` indexed now."""
         with self._lock:
-            rows = {cid: row for cid in chunk_ids if (row := self._live_row(cid)) is not None}
-            return {cid: self._vector_at(row) for cid, row in rows.items()}
+            return {cid: self._vector_at(row) for cid, row in self._live_rows(chunk_ids).items()}
 
     def chunks(self, chunk_ids: Iterable[str]) -> dict[str, StoredChunk]:
         """Those of ``chunk_ids`` indexed now, with their texts, metadata and vectors."""
         with self._lock:
-            rows = {cid: row for cid in chunk_ids if (row := self._live_row(cid)) is not None}
+            rows = self._live_rows(chunk_ids)
             return {cid: _chunk(cid, self._record_at(row), self._vector_at(row)) for cid, row in rows.items()}
+
+    def _live_rows(self, chunk_ids: Iterable[str]) -> dict[str, int]:
+        """The live row of each of ``chunk_ids`` indexed now, in the order asked for."""
+        return {cid: row for cid in chunk_ids if (row := self._live_row(cid)) is not None}
 
     def _live_row(self, chunk_id: str) -> int | None:
         row = self._row_of.get(chunk_id)
