@@ -15,8 +15,9 @@ then measured:
   beside it the catch-up by listing every record (``refresh(full=True)``, the fallback and the way before the
   journal), and what a new replica pays to rebuild BM25 from the store (``iter_chunks`` + ``LexicalIndex.add``);
 - ``processes``: two real stdio ``sextant-kb`` processes started as Claude Desktop starts them, each timed
-  from spawn to its first ``kb_search`` answer (cold start), their RSS and PSS after 20 searches, and the
-  seconds from a ``kb.ingest`` of a new document in this process until the first server ranks it first;
+  from spawn to its first ``kb_search`` answer (cold start), their RSS and PSS after 20 searches, the
+  seconds from a ``kb.ingest`` of a new document in this process until the first server ranks it first, and
+  the second server's memory after it writes a document itself (``kb_ingest``);
 - ``disk``: Chroma's files and the BM25 folder.
 
 Text. The BEIR corpora (SciFact then NFCorpus abstracts, ~2.5 chunks each, 22,535 chunks in all) come
@@ -35,6 +36,7 @@ real model on their queries (cold start and memory are the product's; their dens
 
     nice -n 10 python bench/scale.py --data ../shared/data --root /tmp/scale --sizes 10000 100000 \
         --json learning/scale-profile.json --plot learning/scale-profile.png
+    python bench/scale.py --root /tmp/scale --sizes 1000000 --ann ivfpq_rerank --ingest-only   # the ingest alone
 """
 
 from __future__ import annotations
@@ -530,14 +532,26 @@ def bench_processes(site: Site, qs: list[str], embedder: StandInEmbedder, trials
                         raise SystemExit(f"server 0 did not find {doc_id} within 120 s")
                 visible.append(time.perf_counter() - returned)
                 log(f"visibility {trial}: written in {write_s[-1]:.2f} s, found after {visible[-1]:.2f} s")
+            # A server that writes: an embedded Chroma loads its vector index of the chunks for the first write.
+            text = "A document one of the servers writes itself, to measure what its first write holds. " * 3
+            started = time.perf_counter()
+            written = fleet.call(1, "kb_ingest", {"documents": [{"id": "written", "title": "W", "content": text}]})
+            assert not written.is_error, written.content
+            server_write_s = time.perf_counter() - started
+            server = fleet.servers[1]
+            assert server is not None
+            after_write = memory(server.pid)
+            log(f"server 1 wrote a document in {server_write_s:.1f} s; then {after_write}")
             with kb.batch():
-                for trial in range(trials):
-                    kb.forget(f"visible-{trial}")
+                for doc_id in [f"visible-{trial}" for trial in range(trials)] + ["written"]:
+                    kb.forget(doc_id)
     finally:
         fleet.close()
     return {
         "cold_start_s": cold,
         "memory": mem,
+        "server_first_write_s": server_write_s,
+        "memory_after_a_write": after_write,
         "ingest_one_document_s": write_s,
         "visible_after_s": visible,
         "refresh_ms_of_finding_search": refresh_ms,
@@ -574,6 +588,7 @@ def row_of(result: dict[str, Any], on_server: bool, ann: str) -> dict[str, Any]:
         "pss_mb": p["memory"][0]["pss_mb"],
         "memory_two_servers": p["memory"],
         "memory_before_and_after_a_read_of_chroma_s_chunks": p.get("chroma_read"),
+        "rss_mb_after_a_write": p["memory_after_a_write"]["rss_mb"] if "memory_after_a_write" in p else None,
         "ingest_one_document_s_median": statistics.median(p["ingest_one_document_s"]),
         "visible_in_second_process_s_median": statistics.median(p["visible_after_s"]),
         "visible_in_second_process_s_max": max(p["visible_after_s"]),
@@ -728,6 +743,9 @@ def main() -> None:
     parser.add_argument("--report", action="store_true", help="no measuring: the table, extrapolation and plot")
     parser.add_argument("--build-only", action="store_true", help="build (or reuse) the stores, measure nothing")
     parser.add_argument(
+        "--ingest-only", action="store_true", help="measure the sized / empty ingest alone, print it, keep no row"
+    )
+    parser.add_argument(
         "--chroma-server", action="store_true", help="measure replicas of a `chroma run` server serving a copy"
     )
     parser.add_argument(
@@ -758,6 +776,9 @@ def main() -> None:
             log(f"built {size}: {built['chunks_per_s_beyond_vectors']:.0f} chunks/s beyond vectors")
             continue
         with served(args.root / f"{size}", args.chroma_server, args.ann) as (site, server):
+            if args.ingest_only:
+                print(json.dumps({"chunks_asked": size, "ingest": bench_ingest(site, args.root, docs, embedder)}))
+                continue
             result: dict[str, Any] = {"load": os.getloadavg()[0], "build": built}
             if args.ann != "chroma":  # the first open builds the index from the store; later ones map it
                 started = time.perf_counter()

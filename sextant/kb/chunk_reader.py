@@ -25,7 +25,8 @@ class ChunkReader:
         """Chunks by id, in the order asked for (missing ids are left out); with ``vectors``, each with its vector.
 
         From the index, chunks always come with their vectors. One the index does not hold (its files behind the
-        store after a writer died, until the next refresh repairs them) is read from the store.
+        store after a writer died, until the next refresh repairs them) is read from the store, with no vector where
+        the store keeps none (``ChunkStore.vectors_in_index``).
         """
         if self.ann is None:
             return self.store.get_chunks(ids, vectors=vectors)

@@ -21,13 +21,16 @@ import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from sextant.kb.ann.live import LiveIndex
+from sextant.kb.chroma_client import StoreError
 from sextant.kb.chunk_reader import ChunkReader
+from sextant.kb.embeddings import Embedder
 from sextant.kb.indexing import DEFAULT_POLICY, IndexingPolicy, index_text
 from sextant.kb.lexical import LexicalIndex
 from sextant.kb.store import ChunkStore
@@ -78,9 +81,15 @@ class DerivedIndexes:
         *,
         lock: StoreLock,
         refresh_s: float = 2.0,
+        embedder: Embedder | None = None,
     ) -> None:
-        """Rebuild each index that is missing or behind the store (another writer, a crash)."""
+        """Rebuild each index that is missing or behind the store (another writer, a crash).
+
+        ``embedder``: embeds the chunks again whose vectors neither the ANN index nor the store holds (a store that
+        keeps them in the index alone, ``ChunkStore.vectors_in_index``, after that index was lost).
+        """
         self.store, self.lexical, self.ann, self.policy = store, lexical, ann, policy
+        self.embedder = embedder
         self.chunks = ChunkReader(store, ann)
         # Chroma's chunk count tells of writers that neither take the lock nor journal: only a server has those.
         # On a folder with an ANN index the generation is compared alone, as counting would load Chroma's vector
@@ -108,7 +117,12 @@ class DerivedIndexes:
 
     @classmethod
     def for_settings(
-        cls, settings: KbSettings, store: ChunkStore, lexical: LexicalIndex, policy: IndexingPolicy = DEFAULT_POLICY
+        cls,
+        settings: KbSettings,
+        store: ChunkStore,
+        lexical: LexicalIndex,
+        policy: IndexingPolicy = DEFAULT_POLICY,
+        embedder: Embedder | None = None,
     ) -> DerivedIndexes:
         """The indexes ``settings`` asks for over ``store``, the ANN one saved beside the BM25 cache."""
         lock = StoreLock.for_folder(lock_folder(settings))
@@ -119,7 +133,7 @@ class DerivedIndexes:
         if kind != "chroma":
             with lock.exclusive():
                 ann = LiveIndex.open(kind, ann_dir(settings), store.dim, settings.ann_params(), embedder=store.embedder)
-        return cls(store, lexical, ann, policy, lock=lock, refresh_s=settings.lexical_refresh_s)
+        return cls(store, lexical, ann, policy, lock=lock, refresh_s=settings.lexical_refresh_s, embedder=embedder)
 
     # --- this process's writes ----------------------------------------------------------------
 
@@ -346,8 +360,12 @@ class DerivedIndexes:
             self._repair_ann(self._synced[0])
             how = f"brought the {self.ann.kind} index up to date with"
         else:
+            # Files saved for another kind or other parameters still hold the vectors: read from them, not the store.
+            saved = LiveIndex.as_saved(self.ann.folder, self.store.dim, embedder=self.store.embedder)
+            if saved is not None and saved.generation != self._synced[0] and not self.store.vectors_in_index:
+                saved = None  # behind the store: the store's vectors are exact (where it keeps none, better than none)
             self.ann.rebuild()
-            self._index_from_store(self._live_ids())
+            self._index_from_store(self._live_ids(), saved)
             self.ann.save(self._synced[0])
             how = f"built the {self.ann.kind} index from"
         took = time.perf_counter() - started
@@ -366,25 +384,53 @@ class DerivedIndexes:
         self._index_from_store([cid for cid in live if cid not in have])
         self.ann.save(generation)
 
-    def _index_from_store(self, chunk_ids: Sequence[str]) -> None:
-        """Add these chunks to the ANN index, read with their vectors from the store."""
+    def _index_from_store(self, chunk_ids: Sequence[str], saved: LiveIndex | None = None) -> None:
+        """Add these chunks to the ANN index with their vectors: from ``saved`` (this index's files as saved for
+        another kind or other parameters) where it holds them, else from the store, else embedded again from their
+        texts (a store that keeps no vectors, after its index was lost)."""
         assert self.ann is not None
+        embedded = 0
         for lo in range(0, len(chunk_ids), FETCH_BATCH):
-            read = self.store.get_chunks(chunk_ids[lo : lo + FETCH_BATCH], vectors=True)
-            dense = [(c, c.vector) for c in read if c.vector is not None]
-            if dense:
-                self.ann.add([c for c, _ in dense], np.stack([v for _, v in dense]))
+            part = chunk_ids[lo : lo + FETCH_BATCH]
+            found = saved.chunks(part) if saved is not None else {}
+            rest = [cid for cid in part if cid not in found]
+            read = self.store.get_chunks(rest, vectors=True) if rest else []
+            if lacking := [c for c in read if c.vector is None]:
+                vectors = self._embed(lacking)
+                read = [c for c in read if c.vector is not None]
+                read += [replace(c, vector=v) for c, v in zip(lacking, vectors, strict=True)]
+                embedded += len(lacking)
+            if dense := [*found.values(), *read]:
+                self.ann.add(dense, np.stack([c.vector for c in dense if c.vector is not None]))
+        if embedded:
+            log.warning("embedded %d chunks again: their vectors were in no index (the store keeps none)", embedded)
+
+    def _embed(self, chunks: Sequence[StoredChunk]) -> npt.NDArray[np.float32]:
+        """Vectors for chunks that have none anywhere, from their texts as ingest embedded them.
+
+        Raises:
+            StoreError: no embedder was given to this process's indexes.
+        """
+        if self.embedder is None:
+            raise StoreError(
+                f"{len(chunks)} chunks have no vector in Sextant's index and the store keeps none: open the store "
+                "through the knowledge base (sextant-kb, sextant-ingest), which embeds them again"
+            )
+        return self.embedder.embed([index_text(c.text, c.meta, self.policy.dense_context) for c in chunks])
 
     def chunk_vectors(self, batch: int = 1000) -> tuple[list[str], npt.NDArray[np.float32]]:
-        """Every live chunk id in the store and its vector (rows in the same order)."""
-        ids = self._live_ids()
-        vectors = np.zeros((len(ids), self.store.dim), np.float32)
-        found: list[str] = []
-        for lo in range(0, len(ids), batch):
-            for chunk in self.chunks.get(ids[lo : lo + batch], vectors=True):
-                assert chunk.vector is not None
-                vectors[len(found)] = chunk.vector
-                found.append(chunk.id)
+        """Every live chunk id in the store and its vector (rows in the same order), read under the store's lock
+        after following other writers, so that the ANN index holds every chunk the records name."""
+        with self.shared.exclusive():
+            self._catch_up(full=False)
+            ids = self._live_ids()
+            vectors = np.zeros((len(ids), self.store.dim), np.float32)
+            found: list[str] = []
+            for lo in range(0, len(ids), batch):
+                for chunk in self.chunks.get(ids[lo : lo + batch], vectors=True):
+                    assert chunk.vector is not None
+                    vectors[len(found)] = chunk.vector
+                    found.append(chunk.id)
         return found, vectors[: len(found)]
 
     def _live_ids(self) -> list[str]:

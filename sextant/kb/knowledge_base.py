@@ -80,7 +80,7 @@ class KnowledgeBase:
         self.embedder = embedder
         self.store = store
         self.lexical = lexical
-        self.indexes = DerivedIndexes.for_settings(self.settings, store, lexical, self.policy)
+        self.indexes = DerivedIndexes.for_settings(self.settings, store, lexical, self.policy, embedder)
         self.ann = self.indexes.ann  # None: Chroma's own index serves dense retrieval
         self.searcher = Searcher(
             query_encoder or embedder,

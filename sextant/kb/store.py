@@ -31,7 +31,7 @@ from sextant.settings import KbSettings
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # the newest format read; 2: the chunks' vectors in Sextant's index alone (``CHUNK_VECTORS``)
 # Chunk-collection metadata set on the pair a migration replaced: a process still holding it stops there.
 MIGRATED_TO = "migrated_to"
 DENSE_INDEX = "dense_index"  # the chunk metadata key: the kind of Sextant's index a store was created for
@@ -39,6 +39,12 @@ DENSE_INDEX = "dense_index"  # the chunk metadata key: the kind of Sextant's ind
 # built as cheaply as Chroma allows, its writes stop growing with the store (learning/scale.md, "Chroma's own HNSW,
 # made cheap").
 MINIMAL_HNSW = {"max_neighbors": 4, "ef_construction": 16}
+# The chunk metadata key of a store folder created for Sextant's index: its value "index" says the chunks' vectors
+# are kept there alone, Chroma's entries carrying a one-dimensional stand-in, so that a process writing to the
+# store never loads a vector index of every chunk (1.6 GB at 1M chunks; learning/scale.md, "Vectors kept in
+# Sextant's index alone").
+CHUNK_VECTORS = "chunk_vectors"
+STAND_IN = np.ones(1, np.float32)  # the vector of every chunk entry whose real vector is in Sextant's index
 LISTING_PAGE = 10_000  # records read at once: SQLite refuses a statement with more than 32,766 variables
 
 
@@ -88,13 +94,15 @@ class ChunkStore:
         *,
         reopen: Callable[[], Any] | None = None,
         own_index: str | None = None,
+        vectors_in_index: bool = False,
     ) -> None:
         """Open (or create) the collections: ``collections``, else the live pair the manifest names.
 
         ``reopen``: makes a new client on the same store, for ``reload`` (None: the client is always current,
         as a Chroma server's is). ``own_index``: the kind of Sextant's index that serves dense search
         (``SEXTANT_ANN_INDEX``); a store created with one gives Chroma's vector index of its chunks the least
-        work Chroma allows (never searched, only written: ``dense_index``).
+        work Chroma allows (never searched, only written: ``dense_index``). ``vectors_in_index``: with ``own_index``,
+        a store created now keeps the chunks' vectors in that index alone (``vectors_in_index``).
 
         Raises:
             StoreError: the store was built with another embedder, or by a newer Sextant.
@@ -107,19 +115,20 @@ class ChunkStore:
         self._dim = dim
         self.collections = collections or read_manifest(client).live
         minimal = {"hnsw": {"space": "cosine", **MINIMAL_HNSW}}
-        meta: dict[str, Any] = {"embedder": embedder, "dim": dim, "format": FORMAT_VERSION, "generation": 0}
+        meta: dict[str, Any] = {"embedder": embedder, "dim": dim, "format": 1, "generation": 0}
         chunk_space = minimal if own_index else {"hnsw": {"space": "cosine"}}
+        if own_index:
+            meta[DENSE_INDEX] = own_index
+            if vectors_in_index:
+                meta |= {CHUNK_VECTORS: "index", "format": FORMAT_VERSION}  # an older Sextant would read the stand-ins
         self._chunks = client.get_or_create_collection(
-            self.collections.chunks,
-            embedding_function=None,
-            configuration=chunk_space,
-            metadata={**meta, DENSE_INDEX: own_index} if own_index else meta,  # only when created
-        )
+            self.collections.chunks, embedding_function=None, configuration=chunk_space, metadata=meta
+        )  # the metadata only when created
         self._docs = client.get_or_create_collection(
             self.collections.documents,
             embedding_function=None,
             configuration=minimal,  # records are read by id, never searched
-            metadata={"format": FORMAT_VERSION},
+            metadata={"format": 1},
         )
         self._check_compatible()
         # Asked once: against a Chroma server every call is a round trip.
@@ -146,7 +155,9 @@ class ChunkStore:
         """
         reopen = None if url else partial(open_client, path=path, url=None)
         client = open_client(path=path, url=url, database=database)
-        return cls(client, embedder, dim, reopen=reopen, own_index=own_index)
+        # On a server every replica keeps an index of its own, built from the server's vectors.
+        in_index = own_index is not None and url is None
+        return cls(client, embedder, dim, reopen=reopen, own_index=own_index, vectors_in_index=in_index)
 
     @classmethod
     def for_settings(cls, settings: KbSettings, embedder: str, dim: int) -> ChunkStore:
@@ -181,6 +192,15 @@ class ChunkStore:
         """The kind of Sextant's index this store was created for, its Chroma index minimal; None: complete."""
         value = (self._chunks.metadata or {}).get(DENSE_INDEX)
         return str(value) if value else None
+
+    @property
+    def vectors_in_index(self) -> bool:
+        """The chunks' vectors are in Sextant's index alone; Chroma's chunk entries carry a stand-in (``STAND_IN``)."""
+        return (self._chunks.metadata or {}).get(CHUNK_VECTORS) == "index"
+
+    def _chunk_vectors(self, vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """What Chroma is given as the vectors of chunks whose real ``vectors`` (rows) these are."""
+        return np.tile(STAND_IN, (len(vectors), 1)) if self.vectors_in_index else vectors
 
     @property
     def on_server(self) -> bool:
@@ -243,7 +263,8 @@ class ChunkStore:
         except (NotFoundError, ValueError) as exc:
             raise self._gone() from exc
         if collection.count():
-            probe = np.zeros(self._dim, np.float32)
+            in_index = (collection.metadata or {}).get(CHUNK_VECTORS) == "index"
+            probe = np.zeros(1 if in_index else self._dim, np.float32)
             probe[0] = 1.0
             collection.query(query_embeddings=[probe], n_results=1, include=[])
         return collection
@@ -375,7 +396,7 @@ class ChunkStore:
         replaced = [cid for record in old for cid in record.chunk_ids()]
         written: list[str] = []
         try:
-            vectors = np.concatenate([batch.vectors for _, batch in documents])
+            vectors = self._chunk_vectors(np.concatenate([batch.vectors for _, batch in documents]))
             texts = [t for _, batch in documents for t in batch.texts]
             metas = [m for _, batch in documents for m in batch.metas]
             for lo in range(0, len(ids), self._batch_size):
@@ -413,7 +434,9 @@ class ChunkStore:
         """
         cid = record.overview_id()
         try:
-            self._chunks.upsert(ids=[cid], embeddings=[vector], documents=[text], metadatas=[meta])
+            self._chunks.upsert(
+                ids=[cid], embeddings=self._chunk_vectors(vector[None, :]), documents=[text], metadatas=[meta]
+            )
             self._docs.update(ids=[record.id], metadatas=[record_meta(replace(record, overview=text))])
         except Exception as exc:
             if not record.overview:
@@ -462,7 +485,7 @@ class ChunkStore:
             part = chunks[lo : lo + self._batch_size]
             self._chunks.upsert(
                 ids=[c.id for c in part],
-                embeddings=vectors[lo : lo + len(part)],
+                embeddings=self._chunk_vectors(vectors[lo : lo + len(part)]),
                 documents=[c.text for c in part],
                 metadatas=[c.meta for c in part],
             )
@@ -496,7 +519,13 @@ class ChunkStore:
     def query(
         self, vector: npt.NDArray[np.float32], n: int, doc_ids: Sequence[str] | None = None
     ) -> list[tuple[str, float]]:
-        """The ``n`` nearest chunks by cosine, best first, as ``(chunk_id, cosine)``."""
+        """The ``n`` nearest chunks by cosine, best first, as ``(chunk_id, cosine)``.
+
+        Raises:
+            StoreError: the vectors are in Sextant's index alone (``vectors_in_index``): search that.
+        """
+        if self.vectors_in_index:
+            raise StoreError("this store keeps its chunks' vectors in Sextant's index alone: search that index")
         total = self.chunk_count()
         if total == 0 or n <= 0:
             return []
@@ -506,9 +535,11 @@ class ChunkStore:
 
     @_store_call
     def get_chunks(self, ids: Sequence[str], *, vectors: bool = False) -> list[StoredChunk]:
-        """Chunks by id, in the order asked for (missing ids are left out)."""
+        """Chunks by id, in the order asked for (missing ids are left out); with ``vectors``, each with its vector,
+        or None where the store keeps none (``vectors_in_index``)."""
         if not ids:
             return []
+        vectors = vectors and not self.vectors_in_index
         include = ["documents", "metadatas", "embeddings"] if vectors else ["documents", "metadatas"]
         got = self._chunks.get(ids=list(ids), include=include)
         found: dict[str, StoredChunk] = {}

@@ -103,7 +103,10 @@ def read_store(settings: KbSettings) -> StoreSnapshot:
         StoreError: there is no store there, it holds no chunks, or it was built with another
             embedder than ``settings`` names (a knowledge base with these settings would not open it).
     """
+    from sextant.kb.ann.live import LiveIndex
     from sextant.kb.chroma_client import close_client, open_client
+    from sextant.kb.chunk_reader import ChunkReader
+    from sextant.kb.derived_indexes import ann_dir
     from sextant.kb.live_collections import read_manifest
     from sextant.kb.store import ChunkStore
 
@@ -125,9 +128,17 @@ def read_store(settings: KbSettings) -> StoreSnapshot:
             raise StoreError(f"the store at {where} holds no chunks: ingest documents first (sextant-ingest)")
         chunks: list[adapt.ChunkText] = []
         vectors = np.zeros((len(ids), store.dim), np.float32)
+        # A store that keeps its vectors in Sextant's index alone is read through that index's saved files.
+        saved = LiveIndex.as_saved(ann_dir(settings), store.dim, embedder=store.embedder)
+        reader = ChunkReader(store, saved if store.vectors_in_index else None)
         for lo in range(0, len(ids), FETCH_BATCH):
-            for stored in store.get_chunks(ids[lo : lo + FETCH_BATCH], vectors=True):
-                assert stored.vector is not None
+            for stored in reader.get(ids[lo : lo + FETCH_BATCH], vectors=True):
+                if stored.vector is None:
+                    raise StoreError(
+                        f"the store at {where} keeps its vectors in Sextant's index, which lacks {stored.id!r}: "
+                        "search the store once (sextant-kb or sextant-ingest bring the index up to date), then "
+                        "run this again"
+                    )
                 vectors[len(chunks)] = stored.vector
                 meta = stored.meta
                 chunks.append(

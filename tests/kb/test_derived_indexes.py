@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
+from typing import NoReturn
 
 import pytest
 
 from sextant.kb import lexical
-from sextant.kb.derived_indexes import DerivedIndexes, lexical_dir
+from sextant.kb.derived_indexes import DerivedIndexes, ann_dir, lexical_dir
 from sextant.kb.documents import LoadedDocument
 from sextant.kb.embeddings import Embedder
 from sextant.kb.knowledge_base import KnowledgeBase
@@ -209,3 +211,45 @@ def test_a_process_asked_for_chroma_s_index_on_a_store_made_for_sextant_s_uses_s
     with KnowledgeBase.open(default, embedder=embedder) as kb:
         assert kb.store.dense_index == "flat" and kb.ann is not None and kb.ann.kind == "flat"
         assert kb.search("green tea temperature", mode="dense").hits[0].document_id == "tea"
+
+
+def test_a_lost_index_of_a_store_that_keeps_no_vectors_is_built_again_by_embedding_the_texts(
+    flat: KbSettings, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The store's vectors were in the index alone (``ChunkStore.vectors_in_index``): its folder removed, they are
+    embedded again from the store's texts, and dense search answers as before."""
+    with KnowledgeBase.open(flat, embedder=embedder) as kb:
+        kb.ingest("tea", LoadedDocument(text=TEA, title="Tea"))
+        kb.ingest("bees", LoadedDocument(text=BEES, title="Bees"))
+        before = kb.search("green tea temperature", mode="dense").hits[0]
+    shutil.rmtree(ann_dir(flat))
+    with KnowledgeBase.open(flat, embedder=embedder) as kb:
+        assert kb.store.vectors_in_index and kb.ann is not None and len(kb.ann) == 2
+        after = kb.search("green tea temperature", mode="dense").hits[0]
+        assert (after.chunk_id, round(after.scores.dense or 0, 5)) == (
+            before.chunk_id,
+            round(before.scores.dense or 0, 5),
+        )
+    assert "embedded 2 chunks again" in caplog.text
+
+
+def test_an_index_built_for_another_kind_takes_the_vectors_from_the_saved_one(
+    flat: KbSettings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Neither Chroma nor the embedder is asked: the saved index of the old kind holds every vector."""
+    with KnowledgeBase.open(flat, embedder=embedder) as kb:
+        kb.ingest("tea", LoadedDocument(text=TEA, title="Tea"))
+        kb.ingest("bees", LoadedDocument(text=BEES, title="Bees"))
+        (chunk_id,) = [h.chunk_id for h in kb.search("queen laying in spring", mode="dense").hits[:1]]
+        assert kb.ann is not None
+        kept = kb.ann.vectors([chunk_id])[chunk_id]
+    monkeypatch.setattr(DerivedIndexes, "_embed", _refused)
+    monkeypatch.setattr(ChunkStore, "get_chunks", _refused)
+    hnsw = flat.model_copy(update={"ann_index": "hnsw"})
+    with KnowledgeBase.open(hnsw, embedder=embedder) as kb:
+        assert kb.ann is not None and kb.ann.kind == "hnsw" and len(kb.ann) == 2
+        assert (kb.ann.vectors([chunk_id])[chunk_id] == kept).all()
+
+
+def _refused(*args: object, **kwargs: object) -> NoReturn:
+    raise AssertionError("the vectors were not taken from the saved index")

@@ -246,3 +246,29 @@ def test_a_store_created_for_sextant_s_own_index_gets_a_minimal_chroma_index(tmp
     full = ChunkStore.open(path=tmp_path / "other", url=None, embedder="e", dim=DIM)
     assert full.dense_index is None and full._chunks.configuration["hnsw"]["max_neighbors"] == 16
     assert full._docs.configuration["hnsw"]["max_neighbors"] == 4  # records are read by id, never searched
+
+
+def test_a_store_folder_created_for_sextant_s_index_keeps_the_chunks_vectors_there_alone(tmp_path: Path) -> None:
+    """A writing process then never loads a vector index of every chunk into its memory (learning/scale.md)."""
+    made = ChunkStore.open(path=tmp_path, url=None, embedder="e", dim=DIM, own_index="hnsw")
+    record = _record("manual", 3, "a" * 64)
+    made.write_documents([(record, _batch("manual", 3, 1))])
+    assert made.vectors_in_index and made.metadata()["format"] == store_module.FORMAT_VERSION
+    stored = made._chunks.get(ids=record.chunk_ids(), include=["embeddings"])["embeddings"]
+    assert np.asarray(stored).shape == (3, 1)  # Chroma holds the stand-in alone
+    assert [c.vector for c in made.get_chunks(record.chunk_ids(), vectors=True)] == [None] * 3
+    assert [c.text for c in made.get_chunks(record.chunk_ids())] == [f"manual chunk {i} v1" for i in range(3)]
+    with pytest.raises(StoreError, match="Sextant's index alone"):
+        made.query(np.ones(DIM, np.float32), 1)
+    made.close()
+    reopened = ChunkStore.open(path=tmp_path, url=None, embedder="e", dim=DIM)
+    assert reopened.vectors_in_index and reopened.reload()  # the reopen's probe fits the stand-in's dimension
+    assert not ChunkStore.open(path=tmp_path / "plain", url=None, embedder="e", dim=DIM).vectors_in_index
+
+
+def test_a_store_of_a_newer_format_is_refused(tmp_path: Path) -> None:
+    made = _open(tmp_path)
+    made._chunks.modify(metadata={**made.metadata(), "format": store_module.FORMAT_VERSION + 1})
+    made.close()
+    with pytest.raises(StoreError, match="newer Sextant"):
+        _open(tmp_path)

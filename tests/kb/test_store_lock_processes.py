@@ -416,6 +416,13 @@ def test_processes_on_the_embedded_store_agree_with_a_dict() -> None:
     run_state_machine_as_test(OneStore, settings=MACHINE_SETTINGS)
 
 
+def test_processes_on_a_store_made_for_sextant_s_index_agree_with_a_dict() -> None:
+    """Its vectors are kept in Sextant's index alone (``ChunkStore.vectors_in_index``): a writer killed between
+    Chroma's write and the index's leaves chunks that only embedding their texts again gives vectors."""
+    on_index = type("OneStoreOnSextantsIndex", (OneStore,), {"extra_env": {"SEXTANT_ANN_INDEX": "hnsw"}})
+    run_state_machine_as_test(on_index, settings=MACHINE_SETTINGS)
+
+
 def test_processes_on_a_chroma_server_agree_with_a_dict(tmp_path: Path) -> None:
     with running_chroma(tmp_path / "chroma") as url:
         on_server = type("OneStoreOnAServer", (OneStore,), {"extra_env": {"SEXTANT_CHROMA_URL": url}})

@@ -50,6 +50,22 @@ def test_the_command_trains_an_encoder_for_the_store_without_writing_to_it(store
 
 
 @pytest.mark.slow
+def test_a_store_that_keeps_its_vectors_in_sextant_s_index_is_read_through_it(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    settings = KbSettings(chroma_dir=tmp_path / "store", ann_index="flat")
+    with KnowledgeBase.open(settings, embedder=embedder) as kb:
+        for doc_id, (title, text) in GUIDES.items():
+            kb.ingest(doc_id, LoadedDocument(text=f"{title}. {text}", title=title))
+        assert kb.store.vectors_in_index
+        ids, vectors = kb.chunk_vectors()
+    snapshot = read_store(settings)
+    assert sorted(c.id for c in snapshot.chunks) == sorted(ids)
+    by_id = dict(zip(ids, vectors, strict=True))
+    assert all((by_id[c.id] == v).all() for c, v in zip(snapshot.chunks, snapshot.vectors, strict=True))
+
+
+@pytest.mark.slow
 def test_a_store_built_with_another_embedder_than_configured_is_refused(store: Path) -> None:
     with pytest.raises(StoreError, match="SEXTANT_EMBEDDER=all-MiniLM-L6-v2"):
         read_store(KbSettings(chroma_dir=store, embedder="some/other-model"))

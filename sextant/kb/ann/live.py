@@ -189,6 +189,19 @@ class LiveIndex:
         live.reopen()
         return live
 
+    @classmethod
+    def as_saved(cls, folder: Path, dim: int, *, embedder: str) -> LiveIndex | None:
+        """The index saved in ``folder`` with the kind and parameters it was built with, when it holds ``embedder``'s
+        vectors: where an index built again for another kind or other parameters finds the vectors to build from."""
+        try:
+            manifest = _read_manifest(folder / MANIFEST)
+        except (OSError, ValueError):
+            return None
+        if manifest is None or (manifest.get("embedder"), manifest.get("dim")) != (embedder, dim):
+            return None
+        saved = cls(str(manifest.get("kind")), folder, dim, dict(manifest.get("params") or {}), embedder=embedder)
+        return saved if saved.reopen() else None
+
     # --- reading the saved state ------------------------------------------------------------------
 
     def reopen(self) -> bool:

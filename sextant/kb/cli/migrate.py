@@ -82,7 +82,7 @@ def run(settings: KbSettings, name: str, *, batch: int = BATCH) -> MigrationRepo
             # The new generation is past every stamp of the old vectors: opening rebuilds the BM25 and ANN indexes.
             store = ChunkStore(client, embedder.name, embedder.dim)
             store.repair()
-            DerivedIndexes.for_settings(settings, store, LexicalIndex.open(lexical_dir(settings)))
+            DerivedIndexes.for_settings(settings, store, LexicalIndex.open(lexical_dir(settings)), embedder=embedder)
         finally:
             close_client(client)
     return report
