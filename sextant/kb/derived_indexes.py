@@ -1,17 +1,18 @@
 """The indexes derived from the store, BM25 and (optionally) an ANN index, kept in step with it.
 
 The store is the truth; these are caches of this process, rebuilt from it when they are missing or behind
-(``DerivedIndexes.for_settings`` at open). Each write of this process, made under ``writing()``, is applied
-to both and stamped with the store's generation (``commit``). Other processes on the same store folder take
-the same lock (``StoreLock``), move its change counter and note what each write did in the journal
-(``StoreJournal``); a search that finds the counter moved applies the journal's entries to BM25, or, where one is
-missing, diffs the chunk ids of every record (``refresh_before_search``). The dense side follows either by
-reopening Chroma's segments (Chroma's index serves it) or by reading the ANN index's new files, every write
-saving them (``LiveIndex.reopen``); Chroma's segments are then reopened only before this process writes, and the
-chunks' texts come from the ANN index too (``ChunkReader``), so that a process that only searches never loads
-Chroma's vector index of the chunks. Writers this machine cannot see (replicas elsewhere on one Chroma server) are
-followed when the store's generation or chunk count moved, checked at most every SEXTANT_LEXICAL_REFRESH_S.
-learning/shared-store.md and learning/scale.md have the design.
+(``DerivedIndexes.for_settings`` at open), the vectors of a store that keeps them in the ANN index alone
+(``ChunkStore.vectors_in_index``) from the index's files or, lost, by embedding the texts again. Each write of this
+process, made under ``writing()``, is applied to both and stamped with the store's generation (``commit``). Other
+processes on the same store folder take the same lock (``StoreLock``), move its change counter and note what each
+write did in the journal (``StoreJournal``); a search that finds the counter moved applies the journal's entries to
+BM25, or, where one is missing, diffs the chunk ids of every record (``refresh_before_search``). The dense side
+follows either by reopening Chroma's segments (Chroma's index serves it) or by reading the ANN index's new files,
+every write saving them (``LiveIndex.reopen``); Chroma's segments are then reopened only before this process
+writes, and the chunks' texts come from the ANN index too (``ChunkReader``), so that a process that only searches
+never loads Chroma's vector index of the chunks. Writers this machine cannot see (replicas elsewhere on one Chroma
+server) are followed when the store's generation or chunk count moved, checked at most every
+SEXTANT_LEXICAL_REFRESH_S. learning/shared-store.md and learning/scale.md have the design.
 """
 
 from __future__ import annotations

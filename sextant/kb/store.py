@@ -3,7 +3,9 @@
 Two collections: ``sextant_chunks`` (one entry per chunk, cosine space) and ``sextant_documents``
 (one record per document: its full text, spans and facts, embedded as the mean of its chunks); after a
 ``sextant-kb-migrate`` the pair has other names, which the store's manifest gives (``live_collections``).
-Everything durable lives here, so the BM25 index beside it is a cache that can be rebuilt.
+Everything durable lives here, so the BM25 index beside it is a cache that can be rebuilt; but a store folder
+created for Sextant's own index keeps the chunks' vectors in that index alone (``vectors_in_index``), and they are
+rebuilt only by embedding the texts again.
 
 A document is replaced without a window where it is missing: the new chunks are written under new
 ids, then the document record (the commit point), then the old chunks are removed. A failure
