@@ -397,10 +397,17 @@ class DerivedIndexes:
             rest = [cid for cid in part if cid not in found]
             read = self.store.get_chunks(rest, vectors=True) if rest else []
             if lacking := [c for c in read if c.vector is None]:
+                if not embedded:  # before the wait, which is hours for a million chunks on a CPU
+                    log.warning(
+                        "embedding again the chunks whose vectors no index holds (the store keeps none), "
+                        "up to %d of them: this takes as long as their first ingest did",
+                        len(chunk_ids) - lo,
+                    )
                 vectors = self._embed(lacking)
                 read = [c for c in read if c.vector is not None]
                 read += [replace(c, vector=v) for c, v in zip(lacking, vectors, strict=True)]
                 embedded += len(lacking)
+                log.info("embedded %d chunks again so far", embedded)
             if dense := [*found.values(), *read]:
                 self.ann.add(dense, np.stack([c.vector for c in dense if c.vector is not None]))
         if embedded:
