@@ -198,7 +198,7 @@ class ChunkStore:
     @property
     def vectors_in_index(self) -> bool:
         """The chunks' vectors are in Sextant's index alone; Chroma's chunk entries carry a stand-in (``STAND_IN``)."""
-        return (self._chunks.metadata or {}).get(CHUNK_VECTORS) == "index"
+        return _keeps_vectors_in_index(self._chunks)
 
     def _chunk_vectors(self, vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """What Chroma is given as the vectors of chunks whose real ``vectors`` (rows) these are."""
@@ -265,8 +265,7 @@ class ChunkStore:
         except (NotFoundError, ValueError) as exc:
             raise self._gone() from exc
         if collection.count():
-            in_index = (collection.metadata or {}).get(CHUNK_VECTORS) == "index"
-            probe = np.zeros(1 if in_index else self._dim, np.float32)
+            probe = np.zeros(1 if _keeps_vectors_in_index(collection) else self._dim, np.float32)
             probe[0] = 1.0
             collection.query(query_embeddings=[probe], n_results=1, include=[])
         return collection
@@ -563,6 +562,11 @@ class ChunkStore:
                 for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
             ]
             offset += len(got["ids"])
+
+
+def _keeps_vectors_in_index(collection: Any) -> bool:
+    """Whether this chunk collection's entries carry the stand-in, their vectors in Sextant's index alone."""
+    return (collection.metadata or {}).get(CHUNK_VECTORS) == "index"
 
 
 def _doc_filter(doc_ids: Sequence[str] | None) -> dict[str, Any] | None:

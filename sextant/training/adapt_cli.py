@@ -129,8 +129,10 @@ def read_store(settings: KbSettings) -> StoreSnapshot:
         chunks: list[adapt.ChunkText] = []
         vectors = np.zeros((len(ids), store.dim), np.float32)
         # A store that keeps its vectors in Sextant's index alone is read through that index's saved files.
-        saved = LiveIndex.as_saved(ann_dir(settings), store.dim, embedder=store.embedder)
-        reader = ChunkReader(store, saved if store.vectors_in_index else None)
+        saved = None
+        if store.vectors_in_index:
+            saved = LiveIndex.as_saved(ann_dir(settings), store.dim, embedder=store.embedder)
+        reader = ChunkReader(store, saved)
         for lo in range(0, len(ids), FETCH_BATCH):
             for stored in reader.get(ids[lo : lo + FETCH_BATCH], vectors=True):
                 if stored.vector is None:
